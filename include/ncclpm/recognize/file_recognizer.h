@@ -1,0 +1,88 @@
+// include/ncclpm/recognize/file_recognizer.h
+//
+// A FileRecognizer turns the framed lines of one file into typed events,
+// NCCL COLL rows and kept unparsed lines, and accounts for every line:
+//
+//   lines_read == lines_blank + lines_recognized + lines_unparsed
+//
+// Multi-line messages (Python tracebacks, C++ backtraces, `Last error:`
+// blocks, desync reports, torchrun's failure summary) become one event: the
+// lines that continue an event are attached to it, to the event of the same
+// process when the line says who wrote it, otherwise to the file's latest one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ncclpm/discover/discover.h"
+#include "ncclpm/frame/framer.h"
+#include "ncclpm/read/line_reader.h"
+#include "ncclpm/recognize/events.h"
+
+namespace ncclpm::recognize {
+
+struct LineCounts {
+  int64_t read = 0, blank = 0, recognized = 0, unparsed = 0, oversized = 0;
+  int64_t bytes = 0;
+};
+
+/// Rows produced from a file so far; moved to the store in batches.
+struct Rows {
+  std::vector<Event> events;
+  std::vector<CollectiveCall> collectives;
+  std::vector<UnparsedLine> unparsed;
+  size_t size() const { return events.size() + collectives.size() + unparsed.size(); }
+};
+
+class FileRecognizer {
+ public:
+  explicit FileRecognizer(const discover::PathHints& hints);
+  ~FileRecognizer();
+
+  void feed(const read::PhysicalLine& line, const frame::Frame& f);
+  /// Closes open multi-line blocks; call once at the end of the file.
+  void finish();
+  /// Moves out the rows produced so far. With `final` false (mid-file) the
+  /// latest events stay, since a later line may still continue them.
+  void drain(Rows& out, bool final);
+  const LineCounts& counts() const { return counts_; }
+
+ private:
+  struct Block;
+  struct Stream {
+    int64_t last_event = -1;  // absolute index of the stream's latest event
+    std::unique_ptr<Block> block;  // an open Python traceback
+  };
+
+  std::string stream_key(const frame::Frame& f) const;
+  Event make_event(EventKind kind, const read::PhysicalLine& line, const frame::Frame& f) const;
+  int64_t push(Event e, Stream& stream);
+  Event* event_at(int64_t index);
+  bool attach(int64_t index, const read::PhysicalLine& line, std::string_view text);
+
+  bool recognize_nccl(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool recognize_pytorch(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool recognize_launcher(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool continue_event(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  void close_traceback(Stream& s);
+  void keep_unparsed(const read::PhysicalLine& line, const frame::Frame& f);
+
+  discover::PathHints hints_;
+  LineCounts counts_;
+  Rows rows_;
+  int64_t drained_events_ = 0;  // events already moved out by drain()
+  std::unordered_map<std::string, Stream> streams_;
+  int64_t file_last_event_ = -1;
+  int64_t last_desync_ = -1;
+  Stream* last_block_stream_ = nullptr;  // whose traceback unprefixed lines continue
+  struct Summary;
+  std::unique_ptr<Summary> summary_;     // torchrun ChildFailedError block in progress
+  bool expect_last_error_ = false;       // the line after "Last error:" is NCCL's text
+};
+
+}  // namespace ncclpm::recognize

@@ -1,0 +1,41 @@
+// include/ncclpm/recognize/parsers.h
+//
+// One parser per message family, each a pure function of a framed line's
+// body (prefixes already peeled). Each is guarded by a cheap literal check so
+// that the common case, a line it does not know, costs a substring search.
+// The formats and their version history are in shared/log-formats.md; the
+// section is named beside each parser.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "ncclpm/recognize/events.h"
+
+namespace ncclpm::recognize {
+
+// --- NCCL (log-formats A) ---------------------------------------------------
+std::optional<NcclVersion> parse_nccl_version(std::string_view body);      // A.2
+std::optional<EnvSetting> parse_nccl_env(std::string_view body);           // A.3 ENV
+std::optional<CommInfo> parse_nccl_comm(std::string_view body);            // A.3 init/summary
+std::optional<CollectiveCall> parse_nccl_coll(std::string_view body);      // A.5
+std::optional<NcclWarning> parse_nccl_warn(std::string_view body);         // A.8
+std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body);   // A.4
+bool is_nccl_network_line(std::string_view body);                          // A.3 transports
+bool is_nccl_channel_line(std::string_view body);                          // A.3 rings/trees
+
+// --- PyTorch ProcessGroupNCCL (log-formats B) --------------------------------
+std::optional<WorkRecord> parse_work_record(std::string_view body);        // B.3, B.4
+std::optional<PgStatus> parse_pg_status(std::string_view body);            // B.4
+std::optional<DesyncReport> parse_desync_line(std::string_view body);      // B.8
+std::optional<Mismatch> parse_collective_mismatch(std::string_view body);  // B.8 DETAIL
+/// Other ProcessGroupNCCL / c10d messages that matter to a diagnosis:
+/// kWatchdogStuck, kPgTerminate, kDumpSignal, kNcclErrorSurfaced, kStoreError,
+/// kCppException. nullopt for anything else.
+std::optional<EventKind> classify_pytorch_message(std::string_view body);
+
+// --- launchers (log-formats C, D) -------------------------------------------
+std::optional<ProcessExit> parse_process_exit(std::string_view body);      // C.2, D
+std::optional<SignalSent> parse_signal_sent(std::string_view body);        // C.2
+
+}  // namespace ncclpm::recognize

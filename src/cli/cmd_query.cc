@@ -1,0 +1,159 @@
+// src/cli/cmd_query.cc
+//
+// `ncclpm query SQL [--db FILE] [--format table|csv|json]`: read-only SQL.
+#include <iostream>
+
+#include "ncclpm/store/schema.h"
+#include "ncclpm/util/text.h"
+#include "options.h"
+
+namespace ncclpm::cli {
+namespace {
+
+std::string cell_text(const store::Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "";
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", *d);
+    return buf;
+  }
+  return std::get<std::string>(v);
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_value(const store::Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "null";
+  if (std::holds_alternative<std::string>(v)) return json_string(std::get<std::string>(v));
+  return cell_text(v);
+}
+
+void print_table(const std::vector<std::string>& names, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width(names.size());
+  for (size_t c = 0; c < names.size(); ++c) width[c] = names[c].size();
+  for (const auto& row : rows)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::min<size_t>(row[c].size(), 60));
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t c = 0; c < cells.size(); ++c) {
+      std::string cell = cells[c];
+      for (char& ch : cell)
+        if (ch == '\n' || ch == '\t') ch = ' ';
+      if (cell.size() > 60 && c + 1 < cells.size()) cell = cell.substr(0, 57) + "...";
+      std::cout << cell;
+      if (c + 1 < cells.size()) std::cout << std::string(width[c] - std::min(width[c], cell.size()) + 2, ' ');
+    }
+    std::cout << "\n";
+  };
+  line(names);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.emplace_back(w, '-');
+  line(rule);
+  for (const auto& row : rows) line(row);
+}
+
+}  // namespace
+
+int cmd_query(const Args& args) {
+  static const CommandHelp help{
+      "query", "ncclpm query SQL [--db FILE] [--format table|csv|json]",
+      "Runs SQL on the incident database, read-only. `ncclpm schema` lists the tables;\n"
+      "docs/schema.md explains every column.",
+      "  ncclpm query \"SELECT rank, seq, op_type, numel_in, timeout_ms FROM watchdog_timeouts\"\n"
+      "  ncclpm query \"SELECT rel_path, lines_read, lines_unparsed FROM files\" --format csv\n"};
+  po::options_description visible("Options");
+  visible.add_options()
+      ("db", po::value<std::string>()->default_value(default_db_path()), "incident database to read")
+      ("format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  po::options_description hidden;
+  hidden.add_options()("sql", po::value<std::vector<std::string>>(), "SQL");
+  po::positional_options_description pos;
+  pos.add("sql", -1);
+  po::variables_map vm;
+  if (auto rc = parse_options(help, visible, hidden, pos, args, vm)) return *rc;
+  if (vm.count("sql") == 0) return usage_error("query", "give the SQL to run");
+  std::string sql;
+  for (const auto& part : vm["sql"].as<std::vector<std::string>>()) sql += (sql.empty() ? "" : " ") + part;
+  std::string format = vm["format"].as<std::string>();
+  if (format != "table" && format != "csv" && format != "json")
+    return usage_error("query", "--format must be table, csv or json, not " + util::quoted(format));
+
+  auto db = store::open_for_reading(vm["db"].as<std::string>());
+  if (!db) {
+    print_error(db.error());
+    return static_cast<int>(ExitCode::kError);
+  }
+  auto stmt = db->prepare(sql);
+  if (!stmt) {
+    print_error(Error::plain("SQL: " + stmt.error().message, "run `ncclpm schema` for the tables and columns"));
+    return static_cast<int>(ExitCode::kError);
+  }
+  std::vector<std::string> names;
+  for (int c = 0; c < stmt->columns(); ++c) names.push_back(stmt->column_name(c));
+  std::vector<std::vector<std::string>> rows;
+  std::optional<Error> err;
+  bool first = true;
+  if (format == "json") std::cout << "[";
+  if (format == "csv") {
+    for (size_t c = 0; c < names.size(); ++c) std::cout << (c ? "," : "") << csv_quote(names[c]);
+    std::cout << "\n";
+  }
+  while (stmt->step(&err)) {
+    if (format == "json") {
+      std::cout << (first ? "\n  {" : ",\n  {");
+      for (int c = 0; c < stmt->columns(); ++c)
+        std::cout << (c ? ", " : "") << json_string(names[static_cast<size_t>(c)]) << ": "
+                  << json_value(stmt->column(c));
+      std::cout << "}";
+    } else {
+      std::vector<std::string> row;
+      for (int c = 0; c < stmt->columns(); ++c) row.push_back(cell_text(stmt->column(c)));
+      if (format == "csv") {
+        for (size_t c = 0; c < row.size(); ++c) std::cout << (c ? "," : "") << csv_quote(row[c]);
+        std::cout << "\n";
+      } else {
+        rows.push_back(std::move(row));
+      }
+    }
+    first = false;
+  }
+  if (format == "json") std::cout << (first ? "]\n" : "\n]\n");
+  if (format == "table" && !names.empty()) print_table(names, rows);
+  if (err) {
+    print_error(Error::plain("SQL: " + err->message));
+    return static_cast<int>(ExitCode::kError);
+  }
+  return 0;
+}
+
+}  // namespace ncclpm::cli

@@ -1,0 +1,201 @@
+// src/discover/discover.cc
+#include "ncclpm/discover/discover.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+#include "ncclpm/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm::discover {
+namespace {
+
+constexpr size_t kHeadBytes = 64 * 1024;
+
+std::string errno_text(int err) {
+  std::string s = std::strerror(err);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+// First bytes of the file, decompressed when needed, so that classification
+// sees what the parser will see.
+Result<std::string> read_head(const fs::path& path, read::Compression* compression) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::at(path.string(), "cannot open: " + errno_text(errno));
+  std::string raw(kHeadBytes, '\0');
+  ssize_t n = ::read(fd, raw.data(), raw.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return Error::at(path.string(), "cannot read: " + errno_text(err));
+  raw.resize(static_cast<size_t>(n));
+  *compression = read::sniff_compression(raw);
+  if (*compression == read::Compression::kGzip) {
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (f == nullptr) return Error::at(path.string(), "cannot open gzip stream");
+    std::string out(kHeadBytes, '\0');
+    int m = gzread(f, out.data(), static_cast<unsigned>(out.size()));
+    gzclose(f);
+    out.resize(m > 0 ? static_cast<size_t>(m) : 0);
+    return out;
+  }
+  if (*compression == read::Compression::kZstd) {
+    std::string out(kHeadBytes, '\0');
+    ZSTD_DCtx* ctx = ZSTD_createDCtx();
+    ZSTD_inBuffer in{raw.data(), raw.size(), 0};
+    ZSTD_outBuffer o{out.data(), out.size(), 0};
+    while (in.pos < in.size && o.pos < o.size) {
+      size_t rc = ZSTD_decompressStream(ctx, &o, &in);
+      if (ZSTD_isError(rc) || rc == 0) break;
+    }
+    ZSTD_freeDCtx(ctx);
+    out.resize(o.pos);
+    return out;
+  }
+  return raw;
+}
+
+bool looks_binary(std::string_view head) {
+  if (head.empty()) return false;
+  size_t control = 0;
+  for (char ch : head) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == 0) return true;  // text logs never hold NUL bytes in their first 64 KiB
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f' && c != '\b')
+      ++control;
+  }
+  return control * 10 > head.size();  // over 10% control bytes
+}
+
+std::optional<int> number_after(const std::string& s, const std::regex& re) {
+  std::smatch m;
+  if (!std::regex_search(s, m, re)) return std::nullopt;
+  return static_cast<int>(std::stol(m[1].str()));
+}
+
+}  // namespace
+
+const char* file_kind_name(FileKind k) {
+  switch (k) {
+    case FileKind::kTextLog: return "text";
+    case FileKind::kElasticError: return "elastic_error_json";
+    case FileKind::kFlightRecorder: return "flight_recorder_json";
+    case FileKind::kJsonLines: return "json_lines";
+    case FileKind::kBinary: return "binary";
+    case FileKind::kEmpty: return "empty";
+  }
+  return "text";
+}
+
+PathHints hints_from_path(const fs::path& rel_path) {
+  // std::regex is slow but this runs once per file, not per line.
+  static const std::regex kAttempt(R"((?:^|/)attempt_(\d+)/(\d+)/[^/]+$)");
+  static const std::regex kRank(R"((?:^|[^a-z])rank[_-]?(\d+)(?:[^0-9/][^/]*)?$)", std::regex::icase);
+  PathHints h;
+  std::string s = rel_path.generic_string();
+  std::smatch m;
+  if (std::regex_search(s, m, kAttempt)) {
+    h.attempt = std::stoi(m[1].str());
+    h.local_rank = std::stoi(m[2].str());
+  }
+  h.rank = number_after(rel_path.filename().string(), kRank);
+  std::string name = rel_path.filename().string();
+  if (name.find("stdout") != std::string::npos) h.stream = "stdout";
+  if (name.find("stderr") != std::string::npos) h.stream = "stderr";
+  return h;
+}
+
+FileKind classify(const std::string& rel_path, std::string_view head, std::string* skip_reason) {
+  if (head.empty()) return FileKind::kEmpty;
+  if (looks_binary(head)) {
+    *skip_reason = head.substr(0, 2) == "\x80\x04" || head.substr(0, 2) == "\x80\x05"
+                       ? "binary (a Python pickle: Flight Recorder dumps must be in JSON)"
+                       : "binary data, not a text log";
+    return FileKind::kBinary;
+  }
+  std::string_view body = util::trim_left(head);
+  std::string name = fs::path(rel_path).filename().string();
+  if (!body.empty() && body[0] == '{') {
+    bool one_document_per_line = false;
+    size_t nl = body.find('\n');
+    if (nl != std::string_view::npos) {
+      std::string_view next = util::trim_left(body.substr(nl + 1));
+      one_document_per_line = !next.empty() && next[0] == '{' &&
+                              util::trim(body.substr(0, nl)).back() == '}';
+    }
+    if (name.find("error") != std::string::npos && name.ends_with(".json") &&
+        body.find("\"message\"") != std::string_view::npos)
+      return FileKind::kElasticError;
+    if (body.find("\"entries\"") != std::string_view::npos ||
+        body.find("\"pg_config\"") != std::string_view::npos ||
+        name.find("nccl_trace_rank_") != std::string::npos)
+      return FileKind::kFlightRecorder;
+    if (one_document_per_line) return FileKind::kJsonLines;
+  }
+  return FileKind::kTextLog;
+}
+
+Result<Discovery> discover(const std::vector<fs::path>& paths) {
+  Discovery out;
+  auto add_file = [&](const fs::path& path, const fs::path& root) {
+    DiscoveredFile f;
+    f.path = path;
+    std::error_code ec;
+    fs::path rel = root == path ? path.filename() : fs::relative(path, root, ec);
+    f.rel_path = ec ? path.string() : rel.generic_string();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      out.problems.push_back(Error::at(path.string(), "cannot stat: " + errno_text(errno)));
+      return;
+    }
+    f.size_bytes = st.st_size;
+    f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    Result<std::string> head = read_head(path, &f.compression);
+    if (!head) {
+      out.problems.push_back(head.error());
+      return;
+    }
+    f.kind = classify(f.rel_path, *head, &f.skip_reason);
+    f.hints = hints_from_path(f.rel_path);
+    out.files.push_back(std::move(f));
+  };
+
+  for (const fs::path& p : paths) {
+    std::error_code ec;
+    fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) {
+      return Error::at(p.string(), "no such file or directory",
+                       "give the directory the job's logs were collected in");
+    }
+    if (fs::is_regular_file(st)) {
+      add_file(p, p);
+      continue;
+    }
+    if (!fs::is_directory(st)) return Error::at(p.string(), "not a regular file or directory");
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec);
+    if (ec) return Error::at(p.string(), "cannot list directory: " + ec.message());
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) {
+        out.problems.push_back(Error::at(it->path().string(), "cannot list: " + ec.message()));
+        ec.clear();
+        continue;
+      }
+      std::error_code fec;
+      if (it->is_regular_file(fec)) add_file(it->path(), p);
+    }
+  }
+  std::sort(out.files.begin(), out.files.end(),
+            [](const DiscoveredFile& a, const DiscoveredFile& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace ncclpm::discover

@@ -1,0 +1,317 @@
+// src/frame/frame_line.cc
+//
+// Framer: the order in which prefixes are peeled, outermost first, and the
+// launcher prefixes whose meaning depends on the file as a whole.
+#include <algorithm>
+
+#include "ncclpm/frame/framer.h"
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::frame {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_host_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_'; }
+
+// Slurm --label: optional "P<het> ", spaces, task id, ": ".
+bool match_slurm_label(std::string_view s, int* task, size_t* len) {
+  size_t i = 0;
+  if (s.size() > 2 && s[0] == 'P' && is_digit(s[1])) {
+    i = 1;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i >= s.size() || s[i] != ' ') return false;
+    ++i;
+  }
+  while (i < s.size() && s[i] == ' ') ++i;
+  size_t start = i;
+  int v = 0;
+  while (i < s.size() && is_digit(s[i]) && i - start < 7) v = v * 10 + (s[i++] - '0');
+  if (i == start || i + 1 >= s.size() + 1 || s.substr(i, 2) != ": ") {
+    // "3:" at the very end of a line (an empty output line) is a label too.
+    if (i == start || i != s.size() - 1 || s[i] != ':') return false;
+    *task = v;
+    *len = s.size();
+    return true;
+  }
+  *task = v;
+  *len = i + 2;
+  return true;
+}
+
+// pdsh: "<host>: " where the host looks like a host name: it carries a digit,
+// a dash or a dot (so "RuntimeError: " and "Traceback: " are not hosts).
+bool match_pdsh_host(std::string_view s, std::string_view* host, size_t* len) {
+  size_t i = 0;
+  while (i < s.size() && is_host_char(s[i]) && i < 128) ++i;
+  if (i == 0 || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return false;
+  std::string_view h = s.substr(0, i);
+  if (!is_alpha(h[0]) && !is_digit(h[0])) return false;
+  if (std::none_of(h.begin(), h.end(), [](char c) { return is_digit(c) || c == '-' || c == '.'; }))
+    return false;
+  *host = h;
+  *len = i + 2;
+  return true;
+}
+
+// Open MPI --tag-output "[1,3]<stdout>:", possibly glued to a date.
+bool peel_openmpi(std::string_view& rest, Frame& f) {
+  size_t tag = rest.find("]<std");
+  if (tag == std::string_view::npos || tag > 80) return false;
+  size_t open = rest.rfind('[', tag);
+  if (open == std::string_view::npos) return false;
+  std::string_view ids = rest.substr(open + 1, tag - open - 1);  // "1,3"
+  size_t comma = ids.find(',');
+  if (comma == std::string_view::npos) return false;
+  auto rank = util::parse_int(ids.substr(comma + 1));
+  if (!rank || !util::parse_int(ids.substr(0, comma))) return false;
+  size_t close = rest.find(">:", tag);
+  if (close == std::string_view::npos || close - tag > 12) return false;
+  f.rank = static_cast<int>(*rank);
+  size_t i = close + 2;
+  if (i < rest.size() && rest[i] == ' ') ++i;
+  rest.remove_prefix(i);
+  return true;
+}
+
+// Ray: "(WorkerDict pid=1230, ip=10.0.0.2) ", "(pid=77) ", "(raylet) ".
+bool peel_ray(std::string_view& rest, Frame& f) {
+  if (rest.empty() || rest[0] != '(') return false;
+  size_t close = rest.find(") ");
+  if (close == std::string_view::npos || close > 200) return false;
+  std::string_view inside = rest.substr(1, close - 1);
+  size_t pid_at = inside.find("pid=");
+  bool system = inside.starts_with("raylet") || inside.starts_with("autoscaler");
+  if (pid_at == std::string_view::npos && !system) return false;
+  if (pid_at != std::string_view::npos) {
+    size_t i = pid_at + 4, start = i;
+    while (i < inside.size() && is_digit(inside[i])) ++i;
+    auto pid = util::parse_int(inside.substr(start, i - start));
+    if (!pid) return false;
+    f.pid = *pid;
+  }
+  size_t ip_at = inside.find("ip=");
+  if (ip_at != std::string_view::npos) {
+    std::string_view ip = inside.substr(ip_at + 3);
+    size_t end = ip.find_first_of(",)");
+    f.host = ip.substr(0, end);
+  }
+  rest.remove_prefix(close + 2);
+  return true;
+}
+
+// " [repeated 14x across cluster]" at the end of a Ray line.
+void peel_ray_repeat(std::string_view& rest, Frame& f) {
+  constexpr std::string_view kTail = "x across cluster]";
+  size_t dedup = rest.find(" (Ray deduplicates logs by default.");
+  if (dedup != std::string_view::npos) rest = rest.substr(0, dedup);
+  while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
+  if (!rest.ends_with(kTail)) return;
+  size_t open = rest.rfind(" [repeated ");
+  if (open == std::string_view::npos) return;
+  std::string_view num = rest.substr(open + 11, rest.size() - kTail.size() - open - 11);
+  if (auto n = util::parse_int(num)) {
+    f.repeated = static_cast<int>(*n);
+    rest = rest.substr(0, open);
+  }
+}
+
+// "[rank3]:" -> 3; "[default3]:" -> role "default", 3. Returns bytes used.
+size_t match_bracket_rank(std::string_view s, std::string_view* role, int* n) {
+  if (s.size() < 4 || s[0] != '[') return 0;
+  size_t i = 1;
+  while (i < s.size() && (is_alpha(s[i]) || s[i] == '_' || s[i] == '-') && i < 40) ++i;
+  *role = s.substr(1, i - 1);
+  size_t start = i;
+  int v = 0;
+  while (i < s.size() && is_digit(s[i]) && i - start < 7) v = v * 10 + (s[i++] - '0');
+  if (i == start || s.substr(i, 2) != "]:") return 0;
+  *n = v;
+  return i + 2;
+}
+
+}  // namespace
+
+void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
+  size_t nonblank = 0, slurm = 0, pdsh = 0;
+  std::vector<std::string> hosts;
+  for (std::string_view line : sample) {
+    if (util::is_blank(line)) continue;
+    ++nonblank;
+    int task = 0;
+    size_t len = 0;
+    std::string_view host;
+    if (match_slurm_label(line, &task, &len)) ++slurm;
+    if (match_pdsh_host(line, &host, &len)) {
+      ++pdsh;
+      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end() && hosts.size() < 4096)
+        hosts.emplace_back(host);
+    }
+  }
+  // A launcher prefixes every line it forwards; most of the sample must carry it.
+  if (nonblank == 0) return;
+  if (slurm * 10 >= nonblank * 6) {
+    launcher_ = LauncherFormat::kSlurmLabel;
+  } else if (pdsh * 10 >= nonblank * 6) {
+    launcher_ = LauncherFormat::kPdsh;
+    pdsh_hosts_ = std::move(hosts);
+  }
+}
+
+bool Framer::peel_launcher(std::string_view& rest, Frame& f) {
+  // Log collectors' own time: "【2025-09-25 14:27:49】" and "18:11:06.680 ".
+  if (rest.starts_with("\xE3\x80\x90")) {
+    size_t close = rest.find("\xE3\x80\x91");
+    if (close != std::string_view::npos && close < 48) {
+      Timestamp ts;
+      if (parse_date_time(rest.substr(3, close - 3), ts) != 0) f.ts = ts;
+      rest.remove_prefix(close + 3);
+      return true;
+    }
+  }
+  if (peel_openmpi(rest, f) || peel_ray(rest, f)) return true;
+  if (launcher_ == LauncherFormat::kSlurmLabel) {
+    int task = 0;
+    size_t len = 0;
+    if (match_slurm_label(rest, &task, &len)) {
+      if (f.rank < 0) f.rank = task;
+      rest.remove_prefix(len);
+      return true;
+    }
+  }
+  if (launcher_ == LauncherFormat::kPdsh) {
+    std::string_view host;
+    size_t len = 0;
+    if (match_pdsh_host(rest, &host, &len)) {
+      if (f.host.empty()) f.host = host;
+      rest.remove_prefix(len);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Framer::peel_bracket_prefixes(std::string_view& rest, Frame& f) {
+  bool any = false;
+  bool saw_rank_tag = false;
+  while (!rest.empty() && rest[0] == '[') {
+    std::string_view role;
+    int n = 0;
+    size_t len = match_bracket_rank(rest, &role, &n);
+    if (len == 0) break;
+    if (role == "rank") {
+      // "[rank3]:[rank11]:" : the outer one was torchrun's tee with --role rank
+      // (a local rank); the inner one is c10's global rank.
+      if (saw_rank_tag && f.rank != n) {
+        f.local_rank = f.rank;
+      }
+      f.rank = n;
+      saw_rank_tag = true;
+    } else if (role.empty()) {
+      if (f.rank < 0) f.rank = n;  // a launcher tag "[3]:" before raw glog
+    } else {
+      f.local_rank = n;  // torchrun tee: [default3]:, [trainer3]:
+    }
+    rest.remove_prefix(len);
+    // The excepthook writes "[rank3]: <line>": one space belongs to the prefix.
+    if (!rest.empty() && rest[0] == ' ' && role == "rank") rest.remove_prefix(1);
+    any = true;
+  }
+  return any;
+}
+
+void Framer::peel_producer(std::string_view& rest, Frame& f) {
+  if (rest.empty()) return;
+  if (rest[0] == '[') {
+    if (peel_c10(rest, f) || peel_nccl(rest, f) || peel_deepspeed(rest, f) ||
+        peel_py_logging(rest, f))
+      return;
+    return;
+  }
+  if (peel_nccl(rest, f) || peel_glog(rest, f) || peel_py_logging(rest, f)) return;
+}
+
+void Framer::peel_pg_prefix(Frame& f) {
+  // "[Rank 3] ", "[PG 0 Rank 2] ", "[PG 0 (default_pg) Rank 1] ",
+  // "[PG ID 2 PG GUID 3(mesh_tp) Rank 3] "; FATAL lines carry it twice.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::string_view b = f.body;
+    if (!b.starts_with("[Rank ") && !b.starts_with("[PG ")) return;
+    size_t close = b.find(']');
+    if (close == std::string_view::npos || close > 200) return;
+    std::string_view inside = b.substr(1, close - 1);
+    size_t rank_at = inside.rfind("Rank ");
+    if (rank_at == std::string_view::npos) return;
+    auto rank = util::parse_int(inside.substr(rank_at + 5));
+    if (!rank) return;
+    f.pg_rank = static_cast<int>(*rank);
+    std::string_view pg = util::trim(inside.substr(0, rank_at));
+    if (pg.starts_with("PG ID ")) {
+      pg.remove_prefix(6);
+      size_t sp = pg.find(' ');
+      f.pg_id = pg.substr(0, sp);
+      size_t guid = pg.find("PG GUID ");
+      if (guid != std::string_view::npos) {
+        std::string_view g = pg.substr(guid + 8);
+        size_t paren = g.find('(');
+        f.pg_name = g.substr(0, paren);
+        if (paren != std::string_view::npos) f.pg_desc = g.substr(paren + 1, g.rfind(')') - paren - 1);
+      }
+    } else if (pg.starts_with("PG ")) {
+      pg.remove_prefix(3);
+      size_t paren = pg.find(" (");
+      f.pg_id = pg.substr(0, paren);
+      f.pg_name = f.pg_id;
+      if (paren != std::string_view::npos) f.pg_desc = pg.substr(paren + 2, pg.rfind(')') - paren - 2);
+    }
+    f.body = util::trim_left(b.substr(close + 1));
+  }
+}
+
+Frame Framer::frame(std::string_view line) {
+  Frame f;
+  std::string_view rest = line;
+  if (util::has_escape(rest)) {
+    scratch_ = util::strip_ansi(rest);
+    rest = scratch_;
+  }
+  while (peel_launcher(rest, f)) f.had_prefix = true;
+  peel_ray_repeat(rest, f);
+  // Progress bars redraw with '\r': the last non-empty segment is what stayed on screen.
+  if (size_t cr = rest.rfind('\r'); cr != std::string_view::npos) {
+    std::string_view last = rest.substr(cr + 1);
+    while (util::is_blank(last) && cr > 0) {
+      size_t prev = rest.rfind('\r', cr - 1);
+      last = rest.substr(prev == std::string_view::npos ? 0 : prev + 1,
+                         cr - (prev == std::string_view::npos ? 0 : prev + 1));
+      if (prev == std::string_view::npos) break;
+      cr = prev;
+    }
+    rest = last;
+    f.progress_bar = true;
+  }
+  if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
+  if (!f.had_prefix && !rest.empty() && rest[0] != '[') {
+    // A log line glued to the end of a progress bar: "...181.19s/it][rank0]:[E709 ...".
+    for (std::string_view marker : {std::string_view("[rank"), std::string_view("[default")}) {
+      size_t at = rest.find(marker);
+      std::string_view role;
+      int n = 0;
+      if (at != std::string_view::npos && at > 0 && match_bracket_rank(rest.substr(at), &role, &n)) {
+        rest.remove_prefix(at);
+        f.progress_bar = true;
+        if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
+        break;
+      }
+    }
+  }
+  peel_producer(rest, f);
+  if (f.producer != Producer::kUnknown) f.had_prefix = true;
+  f.body = rest;
+  if (f.producer == Producer::kC10 || f.producer == Producer::kGlog ||
+      f.producer == Producer::kPyLogging || f.producer == Producer::kUnknown)
+    peel_pg_prefix(f);
+  return f;
+}
+
+}  // namespace ncclpm::frame

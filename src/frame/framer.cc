@@ -1,0 +1,286 @@
+// src/frame/framer.cc
+//
+// Hand-written peelers, no regular expressions: this runs on every line of
+// every file, and most lines are NCCL INFO lines whose prefix a few byte
+// comparisons recognise.
+#include "ncclpm/frame/framer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::frame {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_host_char(char c) {
+  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_';
+}
+
+// Reads digits at s[i..]; returns false when there are none.
+bool read_int(std::string_view s, size_t& i, int64_t& out) {
+  size_t start = i;
+  int64_t v = 0;
+  while (i < s.size() && is_digit(s[i]) && i - start < 18) v = v * 10 + (s[i++] - '0');
+  if (i == start) return false;
+  out = v;
+  return true;
+}
+
+bool consume(std::string_view s, size_t& i, std::string_view lit) {
+  if (s.substr(i, lit.size()) != lit) return false;
+  i += lit.size();
+  return true;
+}
+
+// "file.cpp:123" ending at `end` (exclusive); fills f.src_file/src_line.
+bool split_file_line(std::string_view s, Frame& f) {
+  size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  auto line = util::parse_int(s.substr(colon + 1));
+  if (!line) return false;
+  f.src_file = s.substr(0, colon);
+  f.src_line = static_cast<int>(*line);
+  return true;
+}
+
+bool is_severity(char c) {
+  return c == 'F' || c == 'E' || c == 'W' || c == 'I' || c == 'V' || c == 'C' || c == 'D';
+}
+
+}  // namespace
+
+const char* producer_name(Producer p) {
+  switch (p) {
+    case Producer::kNccl: return "nccl";
+    case Producer::kC10: return "c10";
+    case Producer::kGlog: return "glog";
+    case Producer::kPyLogging: return "python_logging";
+    case Producer::kDeepSpeed: return "deepspeed";
+    case Producer::kUnknown: break;
+  }
+  return "plain";
+}
+
+// host:pid:tid [dev] NCCL INFO ...   (optionally after "[2025-04-08 08:39:46] ")
+bool peel_nccl(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  size_t i = 0;
+  Timestamp ts;
+  if (!s.empty() && s[0] == '[') {
+    size_t close = s.find("] ");
+    if (close == std::string_view::npos || close > 64) return false;
+    if (parse_date_time(s.substr(1, close - 1), ts) == 0) return false;
+    i = close + 2;
+  }
+  size_t host_start = i;
+  while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
+  if (i >= s.size() || s[i] != ':') return false;
+  std::string_view host = s.substr(host_start, i - host_start);
+  ++i;
+  int64_t pid = 0, tid = 0;
+  if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
+    return false;
+  int64_t dev = -1;
+  if (i < s.size() && s[i] == '[') {
+    size_t j = i + 1;
+    if (!read_int(s, j, dev) || !consume(s, j, "] ")) return false;
+    i = j;
+  }
+  std::string_view level;
+  if (consume(s, i, "NCCL INFO")) {
+    level = "INFO";
+  } else if (consume(s, i, "NCCL CALL")) {
+    level = "CALL";
+  } else {
+    // WARN: "file:line NCCL WARN" or "file:line (func) NCCL WARN";
+    // TRACE: "ms func:line NCCL TRACE".
+    size_t marker = s.find(" NCCL ", i);
+    if (marker == std::string_view::npos || marker - i > 200) return false;
+    std::string_view lvl = s.substr(marker + 6, 5);
+    std::string_view where = s.substr(i, marker - i);
+    if (lvl.starts_with("WARN")) {
+      level = "WARN";
+      size_t paren = where.find(" (");
+      if (!split_file_line(paren == std::string_view::npos ? where : where.substr(0, paren), f))
+        return false;
+      i = marker + 10;
+    } else if (lvl == "TRACE") {
+      level = "TRACE";
+      size_t sp = where.find(' ');
+      if (sp != std::string_view::npos) split_file_line(where.substr(sp + 1), f);
+      i = marker + 11;
+    } else {
+      return false;
+    }
+  }
+  if (i < s.size() && s[i] == ' ') ++i;
+  f.producer = Producer::kNccl;
+  f.nccl_level = level;
+  f.severity = level == "WARN" ? 'W' : 'I';
+  if (!host.empty()) f.host = host;
+  f.pid = pid;
+  f.tid = tid;
+  f.device = static_cast<int>(dev);
+  if (ts.valid()) f.ts = ts;
+  rest = s.substr(i);
+  return true;
+}
+
+// [E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] or [E ProcessGroupNCCL.cpp:475]
+bool peel_c10(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  if (s.size() < 6 || s[0] != '[' || !is_severity(s[1])) return false;
+  size_t i = 2;
+  Timestamp ts;
+  if (is_digit(s[i])) {
+    int64_t mmdd = 0;
+    size_t start = i;
+    if (!read_int(s, i, mmdd) || i - start < 3 || i - start > 4 || !consume(s, i, " ")) return false;
+    ts.month = static_cast<int>(mmdd / 100);
+    ts.day = static_cast<int>(mmdd % 100);
+    // The sub-second digits come from CLOCK_MONOTONIC, not the wall clock: drop them.
+    size_t n = parse_clock(s.substr(i), ts, /*keep_fraction=*/false);
+    if (n == 0 || ts.month < 1 || ts.month > 12) return false;
+    i += n;
+  }
+  if (!consume(s, i, " ")) return false;
+  size_t close = s.find("] ", i);
+  if (close == std::string_view::npos) {
+    if (!s.ends_with("]")) return false;
+    close = s.size() - 1;
+  }
+  if (close - i > 200 || !split_file_line(s.substr(i, close - i), f)) return false;
+  f.producer = Producer::kC10;
+  f.severity = s[1];
+  if (ts.valid()) f.ts = ts;
+  rest = s.substr(std::min(s.size(), close + 2));
+  return true;
+}
+
+// E0709 17:05:38.162555 12345 ProcessGroupNCCL.cpp:632] msg
+// W0616 20:34:34.710000 140609446490112 torch/distributed/elastic/.../api.py:851] msg
+bool peel_glog(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  if (s.size() < 22 || !is_severity(s[0])) return false;
+  for (int k = 1; k <= 4; ++k)
+    if (!is_digit(s[k])) return false;
+  if (s[5] != ' ') return false;
+  Timestamp ts;
+  ts.month = (s[1] - '0') * 10 + (s[2] - '0');
+  ts.day = (s[3] - '0') * 10 + (s[4] - '0');
+  size_t n = parse_clock(s.substr(6), ts);
+  if (n == 0) return false;
+  size_t i = 6 + n;
+  while (i < s.size() && s[i] == ' ') ++i;
+  int64_t id = 0;
+  if (!read_int(s, i, id) || !consume(s, i, " ")) return false;
+  size_t close = s.find(']', i);
+  if (close == std::string_view::npos || close - i > 300) return false;
+  if (!split_file_line(s.substr(i, close - i), f)) return false;
+  i = close + 1;
+  // Optional " [trace id]" and " [__artifact]" groups.
+  while (i + 1 < s.size() && s[i] == ' ' && s[i + 1] == '[') {
+    size_t end = s.find(']', i);
+    if (end == std::string_view::npos) break;
+    i = end + 1;
+  }
+  if (i < s.size() && s[i] == ' ') ++i;
+  f.producer = Producer::kGlog;
+  f.severity = s[0] == 'C' ? 'F' : s[0];
+  f.tid = id;
+  f.ts = ts;
+  rest = s.substr(i);
+  return true;
+}
+
+// [2024-02-01 09:14:29,497] torch.distributed.elastic.multiprocessing.api: [WARNING] msg
+// WARNING:torch.distributed.elastic.multiprocessing.api:msg
+// 2024-02-01 09:14:29,497 - INFO - msg
+bool peel_py_logging(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+  if (!s.empty() && s[0] == '[') {
+    Timestamp ts;
+    size_t n = parse_date_time(s.substr(1), ts);
+    if (n == 0 || 1 + n >= s.size() || s[1 + n] != ']') return false;
+    size_t i = n + 2;
+    if (!consume(s, i, " ")) return false;
+    size_t colon = s.find(": [", i);
+    if (colon == std::string_view::npos || colon - i > 120) return false;
+    size_t close = s.find("] ", colon + 3);
+    if (close == std::string_view::npos || close - colon > 12) return false;
+    f.producer = Producer::kPyLogging;
+    f.severity = s[colon + 3];
+    f.src_file = s.substr(i, colon - i);  // the logger name
+    f.ts = ts;
+    rest = s.substr(close + 2);
+    return true;
+  }
+  for (std::string_view level : kLevels) {
+    if (s.starts_with(level) && s.size() > level.size() && s[level.size()] == ':') {
+      size_t i = level.size() + 1;
+      size_t colon = s.find(':', i);
+      if (colon == std::string_view::npos) return false;
+      std::string_view logger = s.substr(i, colon - i);
+      if (logger.empty() ||
+          !std::all_of(logger.begin(), logger.end(), [](char c) { return is_host_char(c); }))
+        return false;
+      f.producer = Producer::kPyLogging;
+      f.severity = level[0] == 'C' ? 'F' : level[0];
+      f.src_file = logger;
+      rest = s.substr(colon + 1);
+      return true;
+    }
+  }
+  Timestamp ts;
+  size_t n = parse_date_time(s, ts);
+  if (n == 0) return false;
+  size_t i = n;
+  while (i < s.size() && (s[i] == ' ' || s[i] == '-' || s[i] == '|')) ++i;
+  f.producer = Producer::kPyLogging;
+  f.ts = ts;
+  for (std::string_view level : kLevels) {
+    if (s.substr(i).starts_with(level)) {
+      f.severity = level[0] == 'C' ? 'F' : level[0];
+      i += level.size();
+      while (i < s.size() && (s[i] == ' ' || s[i] == '-' || s[i] == '|' || s[i] == ':')) ++i;
+      break;
+    }
+  }
+  rest = s.substr(i);
+  return true;
+}
+
+// [2024-05-01 10:00:00,123] [INFO] [launch.py:256:main] msg
+bool peel_deepspeed(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  if (s.size() < 30 || s[0] != '[') return false;
+  Timestamp ts;
+  size_t n = parse_date_time(s.substr(1), ts);
+  if (n == 0 || s.substr(1 + n, 3) != "] [") return false;
+  size_t i = n + 4;
+  size_t close = s.find("] [", i);
+  if (close == std::string_view::npos || close - i > 10) return false;
+  char sev = s[i];
+  i = close + 3;
+  size_t end = s.find(']', i);
+  if (end == std::string_view::npos) return false;
+  std::string_view where = s.substr(i, end - i);  // launch.py:256:main
+  size_t c1 = where.find(':');
+  if (c1 != std::string_view::npos) {
+    f.src_file = where.substr(0, c1);
+    size_t c2 = where.find(':', c1 + 1);
+    auto line = util::parse_int(where.substr(c1 + 1, c2 == std::string_view::npos ? std::string_view::npos : c2 - c1 - 1));
+    if (line) f.src_line = static_cast<int>(*line);
+  }
+  f.producer = Producer::kDeepSpeed;
+  f.severity = sev == 'C' ? 'F' : sev;
+  f.ts = ts;
+  rest = s.substr(std::min(s.size(), end + 2));
+  return true;
+}
+
+}  // namespace ncclpm::frame

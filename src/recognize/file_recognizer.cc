@@ -1,0 +1,315 @@
+// src/recognize/file_recognizer.cc
+//
+// The per-file engine: dispatches each framed line to the parsers, keeps the
+// multi-line state, and accounts for every line.
+#include "ncclpm/recognize/file_recognizer.h"
+
+#include "blocks.h"
+
+#include <algorithm>
+
+#include "ncclpm/recognize/parsers.h"
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::recognize {
+
+using frame::Frame;
+using frame::Producer;
+using read::PhysicalLine;
+
+namespace {
+
+constexpr int64_t kContinuationWindow = 200;  // lines after an event that may still continue it
+
+bool starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
+
+
+// Lines that continue the event above them: C++ backtraces, what() blocks,
+// Flight Recorder stack frames, NCCL error detail, faulthandler dumps.
+bool looks_like_continuation(std::string_view b) {
+  std::string_view t = util::trim_left(b);
+  return starts(t, "frame #") || starts(t, "Exception raised from ") || starts(t, "what():") ||
+         (t.size() > 1 && t[0] == '#' && t[1] >= '0' && t[1] <= '9') ||
+         starts(t, "<unknown function>") || starts(t, "Thread 0x") ||
+         starts(t, "Current thread 0x") || (starts(t, "File \"") && b.size() > t.size()) ||
+         starts(t, "Last error:") || starts(t, "Error: ") ||
+         (starts(t, "nccl") && t.find("Error: ") != std::string_view::npos && t.find("Error: ") < 30);
+}
+
+}  // namespace
+
+FileRecognizer::FileRecognizer(const discover::PathHints& hints) : hints_(hints) {}
+FileRecognizer::~FileRecognizer() = default;
+
+std::string FileRecognizer::stream_key(const Frame& f) const {
+  if (f.host.empty() && f.pid < 0 && f.rank < 0 && f.local_rank < 0) return {};
+  std::string key(f.host);
+  key += '|';
+  key += std::to_string(f.pid);
+  key += '|';
+  key += std::to_string(f.rank);
+  key += '|';
+  key += std::to_string(f.local_rank);
+  return key;
+}
+
+Event FileRecognizer::make_event(EventKind kind, const PhysicalLine& line, const Frame& f) const {
+  Event e;
+  e.kind = kind;
+  e.line_no = e.end_line = line.line_no;
+  e.byte_offset = line.byte_offset;
+  e.host = std::string(f.host);
+  e.pid = f.pid;
+  e.tid = f.tid;
+  e.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+  e.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
+  e.device = f.device;
+  e.pg_rank = f.pg_rank;
+  e.pg_id = std::string(f.pg_id);
+  e.pg_name = std::string(f.pg_name);
+  e.pg_desc = std::string(f.pg_desc);
+  if (f.ts.valid()) {
+    e.ts_us = f.ts.to_us();
+    e.ts_has_year = f.ts.has_year();
+  }
+  e.severity = f.severity;
+  e.text = std::string(util::clip(f.body, kMaxEventTextBytes));
+  return e;
+}
+
+int64_t FileRecognizer::push(Event e, Stream& stream) {
+  rows_.events.push_back(std::move(e));
+  int64_t index = drained_events_ + static_cast<int64_t>(rows_.events.size()) - 1;
+  stream.last_event = index;
+  file_last_event_ = index;
+  return index;
+}
+
+Event* FileRecognizer::event_at(int64_t index) {
+  int64_t local = index - drained_events_;
+  if (index < 0 || local < 0 || local >= static_cast<int64_t>(rows_.events.size())) return nullptr;
+  return &rows_.events[static_cast<size_t>(local)];
+}
+
+bool FileRecognizer::attach(int64_t index, const PhysicalLine& line, std::string_view text) {
+  Event* e = event_at(index);
+  if (e == nullptr || e->end_line < line.line_no - kContinuationWindow) return false;
+  if (e->text.size() + text.size() + 1 <= kMaxEventTextBytes) {
+    e->text += '\n';
+    e->text += text;
+  }
+  e->end_line = line.line_no;
+  return true;
+}
+
+void FileRecognizer::feed(const PhysicalLine& line, const Frame& f) {
+  ++counts_.read;
+  counts_.bytes += line.full_bytes + 1;
+  if (line.oversized) ++counts_.oversized;
+  if (util::is_blank(f.body)) {
+    ++counts_.blank;
+    return;
+  }
+  Stream& s = streams_[stream_key(f)];
+  bool has_identity = !(f.host.empty() && f.pid < 0 && f.rank < 0 && f.local_rank < 0);
+  Stream* block_owner = s.block ? &s : (!has_identity ? last_block_stream_ : nullptr);
+
+  bool ok = false;
+  if (summary_ && continue_summary(line, f, s)) {
+    ok = true;
+  } else if (block_owner != nullptr && block_owner->block && continue_traceback(line, f, *block_owner)) {
+    ok = true;
+  } else if (f.producer == Producer::kNccl || starts(util::trim_left(f.body), "NCCL version ")) {
+    ok = recognize_nccl(line, f, s);
+  } else {
+    ok = recognize_pytorch(line, f, s) || recognize_launcher(line, f, s) ||
+         (f.producer == Producer::kUnknown && continue_event(line, f, s));
+  }
+  if (ok) {
+    ++counts_.recognized;
+  } else {
+    keep_unparsed(line, f);
+  }
+}
+
+bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  if (auto coll = f.nccl_level == "INFO" ? parse_nccl_coll(b) : std::nullopt) {
+    coll->line_no = line.line_no;
+    coll->host = std::string(f.host);
+    coll->pid = f.pid;
+    coll->rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+    coll->device = f.device;
+    coll->ts_us = f.ts.valid() ? f.ts.to_us() : 0;
+    rows_.collectives.push_back(std::move(*coll));
+    return true;
+  }
+  auto emit = [&](EventKind kind, Detail d) {
+    Event e = make_event(kind, line, f);
+    e.detail = std::move(d);
+    push(std::move(e), s);
+    return true;
+  };
+  if (auto v = parse_nccl_version(b)) return emit(EventKind::kNcclVersion, *v);
+  if (f.nccl_level == "WARN") {
+    auto w = parse_nccl_warn(b);
+    return emit(EventKind::kNcclWarn, w ? Detail(*w) : Detail());
+  }
+  if (auto env = parse_nccl_env(b)) return emit(EventKind::kNcclEnv, *env);
+  if (auto c = parse_nccl_comm(b)) return emit(EventKind::kNcclComm, *c);
+  if (auto t = parse_nccl_error_trace(b)) return emit(EventKind::kNcclErrorTrace, *t);
+  if (is_nccl_network_line(b)) return emit(EventKind::kNcclNetwork, {});
+  if (is_nccl_channel_line(b)) return emit(EventKind::kNcclChannel, {});
+  return false;
+}
+
+bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  std::string_view t = util::trim_left(b);
+  auto emit = [&](EventKind kind, Detail d) {
+    Event e = make_event(kind, line, f);
+    e.detail = std::move(d);
+    push(std::move(e), s);
+    return true;
+  };
+  if (starts(t, "Traceback (most recent call last):")) {
+    if (s.block) close_traceback(s);
+    s.block = std::make_unique<Block>();
+    s.block->event = make_event(EventKind::kTraceback, line, f);
+    last_block_stream_ = &s;
+    return true;
+  }
+  if (t.find("WorkNCCL(") != std::string_view::npos) {
+    if (auto w = parse_work_record(b)) {
+      if (w->context == "mention" && (t.find("terminated with exception") != std::string_view::npos))
+        w->context = "terminate_exception";
+      return emit(EventKind::kWorkRecord, *w);
+    }
+  }
+  if (auto st = parse_pg_status(b)) return emit(EventKind::kPgStatus, *st);
+  if (auto d = parse_desync_line(t); d && d->kind == "timeout_at") {
+    Event e = make_event(EventKind::kDesyncReport, line, f);
+    if (e.rank < 0 && d->reporter_rank >= 0 && f.pg_rank < 0) e.pg_rank = d->reporter_rank;
+    e.detail = *d;
+    last_desync_ = push(std::move(e), s);
+    return true;
+  }
+  if (auto m = parse_collective_mismatch(b)) return emit(EventKind::kCollectiveMismatch, *m);
+  if (auto kind = classify_pytorch_message(t)) {
+    // An "Exception raised from" right after an event belongs to it.
+    if (*kind == EventKind::kCppException && starts(t, "Exception raised from ") &&
+        (attach(s.last_event, line, b) || attach(file_last_event_, line, b)))
+      return true;
+    if (*kind == EventKind::kNcclErrorSurfaced && t == b && starts(t, "ncc") &&
+        attach(file_last_event_, line, b))
+      return true;
+    return emit(*kind, {});
+  }
+  return false;
+}
+
+bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  if (auto x = parse_process_exit(b)) {
+    Event e = make_event(EventKind::kProcessExit, line, f);
+    if (x->rank >= 0 && x->source == "srun") e.rank = x->rank;
+    if (!x->host.empty()) e.host = x->host;
+    if (x->local_rank >= 0 && e.local_rank < 0 && x->source != "deepspeed") e.local_rank = x->local_rank;
+    e.detail = *x;
+    push(std::move(e), s);
+    return true;
+  }
+  if (auto sig = parse_signal_sent(b)) {
+    Event e = make_event(EventKind::kSignalSent, line, f);
+    e.detail = *sig;
+    push(std::move(e), s);
+    return true;
+  }
+  std::string_view t = util::trim(b);
+  if (t.ends_with("ChildFailedError:") || t == "Failures:") {
+    summary_ = std::make_unique<Summary>();
+    summary_->first_line = line.line_no;
+    return true;
+  }
+  return false;
+}
+
+bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  std::string_view t = util::trim_left(b);
+  int64_t target = s.last_event >= 0 ? s.last_event : file_last_event_;
+  if (expect_last_error_) {
+    expect_last_error_ = false;
+    if (attach(target, line, b)) return true;
+  }
+  if (auto d = parse_desync_line(t)) {
+    if (Event* e = event_at(last_desync_); e != nullptr && attach(last_desync_, line, b)) {
+      auto& report = std::get<DesyncReport>(e->detail);
+      if (report.lagging_ranks.empty()) {
+        report.lagging_ranks = d->lagging_ranks;
+        report.kind = d->kind;
+      }
+      return true;
+    }
+  }
+  if (starts(b, "\t") && last_desync_ >= 0 && attach(last_desync_, line, b)) return true;
+  if (looks_like_continuation(b)) {
+    if (starts(t, "Last error:") && util::trim(t) == "Last error:") expect_last_error_ = true;
+    return attach(target, line, b);
+  }
+  return false;
+}
+
+void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
+  ++counts_.unparsed;
+  UnparsedLine u;
+  u.line_no = line.line_no;
+  u.byte_offset = line.byte_offset;
+  u.host = std::string(f.host);
+  u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+  u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
+  u.pid = f.pid;
+  u.producer = frame::producer_name(f.producer);
+  u.text = std::string(util::clip(f.body, kMaxUnparsedBytes));
+  rows_.unparsed.push_back(std::move(u));
+}
+
+void FileRecognizer::finish() {
+  for (auto& [key, stream] : streams_)
+    if (stream.block) close_traceback(stream);
+  if (summary_ && summary_->have_entry) {
+    Stream& s = streams_[std::string()];
+    Event e;
+    e.kind = EventKind::kProcessExit;
+    e.line_no = e.end_line = summary_->first_line;
+    e.detail = summary_->entry;
+    push(std::move(e), s);
+  }
+  summary_.reset();
+}
+
+void FileRecognizer::drain(Rows& out, bool final) {
+  // Events stay while a later line may still attach to them; after finish()
+  // (or far behind the current line) they are final.
+  auto move_all = [](auto& from, auto& to) {
+    if (to.empty()) {
+      to.swap(from);
+    } else {
+      to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+      from.clear();
+    }
+  };
+  move_all(rows_.collectives, out.collectives);
+  move_all(rows_.unparsed, out.unparsed);
+  constexpr size_t kKeepOpen = 512;
+  size_t keep = final ? 0 : std::min(kKeepOpen, rows_.events.size());
+  if (rows_.events.size() > keep) {
+    size_t n = rows_.events.size() - keep;
+    out.events.insert(out.events.end(), std::make_move_iterator(rows_.events.begin()),
+                      std::make_move_iterator(rows_.events.begin() + static_cast<long>(n)));
+    rows_.events.erase(rows_.events.begin(), rows_.events.begin() + static_cast<long>(n));
+    drained_events_ += static_cast<int64_t>(n);
+  }
+}
+
+}  // namespace ncclpm::recognize

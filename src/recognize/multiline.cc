@@ -1,0 +1,203 @@
+// src/recognize/multiline.cc
+//
+// The two block messages whose lines make sense only together: a Python
+// traceback, and torchrun's ChildFailedError summary (log-formats C.3).
+#include <re2/re2.h>
+
+#include "blocks.h"
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::recognize {
+
+using frame::Frame;
+using frame::Producer;
+using read::PhysicalLine;
+
+namespace {
+
+re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
+
+bool is_chain_line(std::string_view b) {
+  return b.starts_with("During handling of the above exception") ||
+         b.starts_with("The above exception was the direct cause");
+}
+
+// "torch.OutOfMemoryError: CUDA out of memory..." or a bare "KeyboardInterrupt".
+bool parse_exception_line(std::string_view b, std::string* type, std::string* message) {
+  static const RE2 re(R"(^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$)");
+  std::string t, m;
+  if (!RE2::FullMatch(sp(b), re, &t, &m)) return false;
+  *type = t;
+  *message = m;
+  return true;
+}
+
+// Lines after the exception line that still belong to its message.
+bool looks_like_message_detail(std::string_view t) {
+  return t.starts_with("ncc") || t.starts_with("Last error") || t.starts_with("CUDA kernel errors") ||
+         t.starts_with("For debugging") || t.starts_with("Compile with") ||
+         t.starts_with("Exception raised from") || t.starts_with("frame #") ||
+         t.find("Error: ") != std::string_view::npos;
+}
+
+}  // namespace
+
+bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f, Stream& s) {
+  Block& block = *s.block;
+  std::string_view b = f.body;
+  std::string_view t = util::trim_left(b);
+  auto append = [&] {
+    if (block.event.text.size() + b.size() < kMaxEventTextBytes) {
+      block.event.text += '\n';
+      block.event.text += b;
+    }
+    block.event.end_line = line.line_no;
+    return true;
+  };
+  if (f.producer != Producer::kUnknown) {
+    close_traceback(s);
+    return false;
+  }
+  if (t.starts_with("Traceback (most recent call last):") || is_chain_line(t)) {
+    block.after_exception = false;
+    return append();
+  }
+  if (!block.after_exception) {
+    if (b.size() > t.size()) {  // indented: a frame or its source line
+      static const RE2 file_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
+      std::string file, func;
+      int lineno = 0;
+      if (RE2::PartialMatch(sp(t), file_re, &file, &lineno, &func)) {
+        block.tb.last_file = file;
+        block.tb.last_line = lineno;
+        block.tb.last_func = func;
+        ++block.tb.frames;
+      }
+      return append();
+    }
+    std::string type, message;
+    if (!parse_exception_line(t, &type, &message)) {
+      close_traceback(s);
+      return false;
+    }
+    block.tb.exc_type = type;
+    block.tb.exc_message = std::string(util::clip(message, kMaxExceptionMessage));
+    block.after_exception = true;
+    block.message_lines = 0;
+    append();
+    if (type.ends_with("ChildFailedError")) {
+      // torchrun's own traceback ends in the failure summary block.
+      close_traceback(s);
+      summary_ = std::make_unique<Summary>();
+      summary_->first_line = line.line_no;
+    }
+    return true;
+  }
+  // After the exception line: its message may go on over more lines.
+  if (block.message_lines < 16 && looks_like_message_detail(t)) {
+    ++block.message_lines;
+    if (block.tb.exc_message.size() + t.size() + 1 < kMaxExceptionMessage) {
+      block.tb.exc_message += '\n';
+      block.tb.exc_message += t;
+    }
+    return append();
+  }
+  close_traceback(s);
+  return false;
+}
+
+void FileRecognizer::close_traceback(Stream& s) {
+  if (!s.block) return;
+  Event e = std::move(s.block->event);
+  e.detail = s.block->tb;
+  s.block.reset();
+  if (last_block_stream_ == &s) last_block_stream_ = nullptr;
+  push(std::move(e), s);
+}
+
+bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, Stream& s) {
+  Summary& sum = *summary_;
+  std::string_view t = util::trim(f.body);
+  auto emit_entry = [&] {
+    if (!sum.have_entry) return;
+    Event e = make_event(EventKind::kProcessExit, line, f);
+    e.line_no = sum.first_line;
+    e.end_line = line.line_no;
+    e.rank = sum.entry.rank;
+    e.local_rank = sum.entry.local_rank;
+    e.pid = sum.entry.pid;
+    e.host = sum.entry.host;
+    e.severity = 'E';
+    e.text = "torchrun failure: rank " + std::to_string(sum.entry.rank) + " exitcode " +
+             (sum.entry.exit_code == INT64_MIN ? std::string("?") : std::to_string(sum.entry.exit_code)) +
+             " " + sum.entry.message;
+    e.detail = sum.entry;
+    push(std::move(e), s);
+    sum.have_entry = false;
+    sum.entry = ProcessExit{};
+  };
+  auto field = [&](std::string_view label) -> std::optional<std::string_view> {
+    if (!t.starts_with(label)) return std::nullopt;
+    std::string_view rest = util::trim_left(t.substr(label.size()));
+    if (!rest.starts_with(":")) return std::nullopt;
+    return util::trim(rest.substr(1));
+  };
+  if (!t.empty() && (t.find_first_not_of('=') == std::string_view::npos ||
+                     t.find_first_not_of('-') == std::string_view::npos)) {
+    if (t[0] == '=' && sum.done_root) summary_.reset();  // the closing border
+    return true;
+  }
+  if (t == "Failures:" || t.ends_with(" FAILED") || t == "<NO_OTHER_FAILURES>") return true;
+  if (t.starts_with("Root Cause")) {
+    sum.root_section = true;
+    return true;
+  }
+  static const RE2 index_re(R"(^\[\d+\]:$)");
+  if (RE2::FullMatch(sp(t), index_re)) {
+    emit_entry();
+    sum.have_entry = true;
+    sum.first_line = line.line_no;
+    sum.entry.source = "elastic_summary";
+    sum.entry.root_cause_block = sum.root_section;
+    if (sum.root_section) sum.done_root = true;
+    return true;
+  }
+  if (auto v = field("time")) {
+    sum.entry.time = std::string(*v);
+    return true;
+  }
+  if (auto v = field("host")) {
+    sum.entry.host = std::string(*v);
+    return true;
+  }
+  if (auto v = field("rank")) {
+    static const RE2 re(R"((-?\d+) \(local_rank: (-?\d+)\))");
+    RE2::PartialMatch(sp(*v), re, &sum.entry.rank, &sum.entry.local_rank);
+    return true;
+  }
+  if (auto v = field("exitcode")) {
+    static const RE2 re(R"((-?\d+) \(pid: (\d+)\))");
+    int64_t code = 0, pid = 0;
+    if (RE2::PartialMatch(sp(*v), re, &code, &pid)) {
+      sum.entry.exit_code = code;
+      sum.entry.pid = pid;
+    }
+    return true;
+  }
+  if (field("error_file")) return true;
+  if (auto v = field("traceback")) {
+    sum.entry.message = std::string(*v);
+    static const RE2 sig(R"(Signal \d+ \((SIG\w+)\))");
+    std::string name;
+    if (RE2::PartialMatch(sp(*v), sig, &name)) sum.entry.signal = name;
+    emit_entry();
+    return true;
+  }
+  // A py_callstack traceback inside an entry is indented.
+  if (f.body.starts_with("    ")) return true;
+  emit_entry();
+  summary_.reset();
+  return false;
+}
+
+}  // namespace ncclpm::recognize

@@ -1,0 +1,231 @@
+// src/recognize/parsers_pytorch.cc
+//
+// PyTorch ProcessGroupNCCL and c10d messages (log-formats B), in every
+// wording they had across releases, and the launchers' exit reports (C, D).
+#include <re2/re2.h>
+
+#include "ncclpm/recognize/parsers.h"
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::recognize {
+namespace {
+
+bool contains(std::string_view s, std::string_view lit) { return s.find(lit) != std::string_view::npos; }
+re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
+
+int64_t to_int(const std::string& s, int64_t fallback = -1) {
+  auto v = util::parse_int(s);
+  return v ? *v : fallback;
+}
+
+// PyTorch counters can be uninitialised garbage (2.3: 76280750235782912) or -1:
+// anything outside [0, 2^53] is "unknown" (log-formats E.9).
+int64_t sane_counter(const std::string& s) {
+  int64_t v = to_int(s);
+  return v < 0 || v > (int64_t{1} << 53) ? -1 : v;
+}
+
+}  // namespace
+
+std::optional<WorkRecord> parse_work_record(std::string_view body) {
+  size_t at = body.find("WorkNCCL(");
+  if (at == std::string_view::npos) return std::nullopt;
+  // Optional groups for every era; Timeout(ms) has nested parentheses.
+  static const RE2 re(
+      R"(WorkNCCL\((?:SeqNum=(\d+), )?OpType=(\w+)(?:, TensorShape=\[([^\]]*)\])?(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\)(?: ran for (\d+) milliseconds before timing out)?)");
+  std::string seq, op, shape, nin, nout, timeout, ran;
+  if (!RE2::PartialMatch(sp(body.substr(at)), re, &seq, &op, &shape, &nin, &nout, &timeout, &ran))
+    return std::nullopt;
+  WorkRecord w;
+  w.seq = to_int(seq);
+  w.op_type = op;
+  w.tensor_shape = shape;
+  w.numel_in = to_int(nin);
+  w.numel_out = to_int(nout);
+  w.timeout_ms = to_int(timeout);
+  w.ran_for_ms = to_int(ran);
+  std::string_view head = body.substr(0, at);
+  if (contains(head, "Watchdog caught collective operation timeout") ||
+      contains(head, "Caught collective operation timeout"))
+    w.context = "watchdog_timeout";
+  else if (contains(body, "timed out in blocking wait"))
+    w.context = "blocking_wait";
+  else if (contains(body, "raised the following async exception"))
+    w.context = "async_exception";
+  else
+    w.context = "mention";
+  return w;
+}
+
+std::optional<PgStatus> parse_pg_status(std::string_view body) {
+  if (!contains(body, "last enqueued") && !contains(body, "Last enqueued")) return std::nullopt;
+  PgStatus s;
+  std::string seq, enq, done, src;
+  static const RE2 old_family(
+      R"((Exception \(either an error or timeout\) detected by watchdog at work|NCCL error is detected by watchdog at work|Work timeout is detected by watchdog at work|Timeout at NCCL work): (\d+), last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
+  static const RE2 new_family(
+      R"(failure detected by watchdog at work sequence id: (\d+) PG status: last enqueued work: (-?\d+), last completed work: (-?\d+))");
+  static const RE2 dump_signal(
+      R"(Received a dump signal due to a collective timeout from\s+(this local rank|rank\s+-?\d+).*?Last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
+  static const RE2 periodic(
+      R"(last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
+  std::string which;
+  if (RE2::PartialMatch(sp(body), old_family, &which, &seq, &enq, &done)) {
+    s.wording = which.starts_with("Timeout at") ? "timeout_at"
+                : which.starts_with("Exception") ? "exception_detected"
+                : which.starts_with("NCCL error") ? "error_detected"
+                                                  : "timeout_detected";
+  } else if (RE2::PartialMatch(sp(body), new_family, &seq, &enq, &done)) {
+    s.wording = "failure_detected";
+  } else if (RE2::PartialMatch(sp(body), dump_signal, &src, &enq, &done)) {
+    s.wording = "dump_signal";
+    s.source_rank = src;
+  } else if (RE2::PartialMatch(sp(body), periodic, &enq, &done)) {
+    s.wording = "periodic";
+  } else {
+    return std::nullopt;
+  }
+  s.seq = sane_counter(seq);
+  s.last_enqueued = sane_counter(enq);
+  s.last_completed = sane_counter(done);
+  return s;
+}
+
+// Desync report bullets (B.8): each line is parsed alone because their
+// continuation lines carry no prefix.
+std::optional<DesyncReport> parse_desync_line(std::string_view body) {
+  if (!contains(body, "collective")) return std::nullopt;
+  DesyncReport d;
+  std::string rank, op, seq, ranks;
+  static const RE2 timeout_at(R"(\[(\d+)\] Timeout at collective: (\w+), #(\d+))");
+  static const RE2 never_joined(R"(ranks (\[[\d, ]*\]) are the lagging ranks)");
+  static const RE2 not_finished(R"((\[[\d, ]*\]) joined but didn't finish collective #(\d+))");
+  static const RE2 not_joined(R"((\[[\d, ]*\]) finished collective #\d+, but didn't join collective #(\d+))");
+  if (RE2::PartialMatch(sp(body), timeout_at, &rank, &op, &seq)) {
+    d.kind = "timeout_at";
+    d.reporter_rank = static_cast<int>(to_int(rank));
+    d.op_type = op;
+    d.seq = to_int(seq);
+  } else if (RE2::PartialMatch(sp(body), never_joined, &ranks)) {
+    d.kind = "never_joined";
+    d.lagging_ranks = ranks;
+  } else if (RE2::PartialMatch(sp(body), not_finished, &ranks, &seq)) {
+    d.kind = "joined_not_finished";
+    d.lagging_ranks = ranks;
+    d.seq = to_int(seq);
+  } else if (RE2::PartialMatch(sp(body), not_joined, &ranks, &seq)) {
+    d.kind = "finished_not_joined";
+    d.lagging_ranks = ranks;
+    d.seq = to_int(seq);
+  } else {
+    return std::nullopt;
+  }
+  return d;
+}
+
+std::optional<Mismatch> parse_collective_mismatch(std::string_view body) {
+  if (!contains(body, "Detected mismatch between collectives") &&
+      !contains(body, "is running inconsistent collective"))
+    return std::nullopt;
+  Mismatch m;
+  static const RE2 ranks(R"(Rank (\d+) is running (?:inconsistent )?collective: .*?but Rank (\d+) is running)");
+  static const RE2 seq(R"(SequenceNumber=(\d+))");
+  static const RE2 ops(R"(OpType=(\w+).*?OpType=(\w+))");
+  std::string a, b, s, op_a, op_b;
+  if (RE2::PartialMatch(sp(body), ranks, &a, &b)) {
+    m.rank_a = static_cast<int>(to_int(a));
+    m.rank_b = static_cast<int>(to_int(b));
+  }
+  if (RE2::PartialMatch(sp(body), seq, &s)) m.seq = to_int(s);
+  if (RE2::PartialMatch(sp(body), ops, &op_a, &op_b)) {
+    m.op_a = op_a;
+    m.op_b = op_b;
+  }
+  return m;
+}
+
+std::optional<EventKind> classify_pytorch_message(std::string_view b) {
+  if (contains(b, "watchdog got stuck for") || contains(b, "Heartbeat monitor timed out") ||
+      contains(b, "ProcessGroupNCCL watchdog hang") || contains(b, "possible GIL induced hang"))
+    return EventKind::kWatchdogStuck;
+  if (contains(b, "NCCL error in:") || b.starts_with("NCCL error:") || contains(b, ": NCCL error:") ||
+      contains(b, "NCCL communicator was aborted") || contains(b, "NCCL communicator encountered error") ||
+      contains(b, "remote error detected from rank") || b.starts_with("ncclRemoteError") ||
+      b.starts_with("ncclUnhandledCudaError") || b.starts_with("ncclSystemError") ||
+      b.starts_with("ncclInternalError") || b.starts_with("ncclInvalidUsage") ||
+      b.starts_with("ncclInvalidArgument") || contains(b, "Health check failure"))
+    return EventKind::kNcclErrorSurfaced;
+  if (contains(b, "watchdog thread terminated with exception") ||
+      contains(b, "Some NCCL operations have failed or timed out") ||
+      contains(b, "taking the entire process down") ||
+      contains(b, "Terminating the process after attempting to dump debug info") ||
+      contains(b, "Aborting communicators that received errors"))
+    return EventKind::kPgTerminate;
+  if (contains(b, "flight recorder dump signal") || contains(b, "dump the debug info") ||
+      contains(b, "preparing to dump debug info") || contains(b, "dumping nccl trace to") ||
+      contains(b, "Finished writing NCCLPG debug info") || contains(b, "Finished flight recorder") ||
+      contains(b, "First PG on this rank to signal dumping") ||
+      contains(b, "Stack trace of the failed collective"))
+    return EventKind::kDumpSignal;
+  if (contains(b, "recvValue failed") || contains(b, "Failed to recv, got 0 bytes") ||
+      contains(b, "DistNetworkError") || contains(b, "DistStoreError") ||
+      contains(b, "RendezvousConnectionError") || contains(b, "store->get(") ||
+      contains(b, "Connection was likely closed"))
+    return EventKind::kStoreError;
+  if (b.starts_with("terminate called after throwing an instance of") ||
+      b.starts_with("Exception raised from ") || b.starts_with("Fatal Python error:"))
+    return EventKind::kCppException;
+  return std::nullopt;
+}
+
+std::optional<ProcessExit> parse_process_exit(std::string_view b) {
+  ProcessExit e;
+  std::string code, lrank, pid, host, task, msg;
+  if (contains(b, "failed (exitcode: ")) {
+    static const RE2 re(R"(failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\))");
+    if (!RE2::PartialMatch(sp(b), re, &code, &lrank, &pid)) return std::nullopt;
+    e.source = "elastic_failed";
+    e.exit_code = to_int(code);
+    e.local_rank = static_cast<int>(to_int(lrank));
+    e.pid = to_int(pid);
+  } else if (contains(b, "srun: error:")) {
+    // srun: error: node-b: task 9: Exited with exit code 1
+    static const RE2 re(R"(srun: error: (\S+): tasks? ([\d,\-]+): (?:Exited with exit code (\d+)|(Killed|Terminated|Segmentation fault|Aborted)))");
+    std::string how;
+    if (!RE2::PartialMatch(sp(b), re, &host, &task, &code, &how)) return std::nullopt;
+    e.source = "srun";
+    e.host = host;
+    e.rank = static_cast<int>(to_int(task.substr(0, task.find_first_of(",-"))));
+    e.exit_code = code.empty() ? INT64_MIN : to_int(code);
+    e.signal = how;
+  } else if (contains(b, "exits with return code")) {
+    // DeepSpeed: [...'--local_rank=7', ...] exits with return code = -6
+    static const RE2 re(R"(--local_rank=(\d+).*exits with return code = (-?\d+))");
+    if (!RE2::PartialMatch(sp(b), re, &lrank, &code)) {
+      static const RE2 bare(R"(exits with return code = (-?\d+))");
+      if (!RE2::PartialMatch(sp(b), bare, &code)) return std::nullopt;
+    }
+    e.source = "deepspeed";
+    e.local_rank = lrank.empty() ? -1 : static_cast<int>(to_int(lrank));
+    e.exit_code = to_int(code);
+  } else {
+    return std::nullopt;
+  }
+  if (e.exit_code < 0 && e.exit_code != INT64_MIN) {
+    static const char* kSignals[] = {"", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL", "SIGTRAP", "SIGABRT",
+                                     "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV", "SIGUSR2",
+                                     "SIGPIPE", "SIGALRM", "SIGTERM"};
+    if (-e.exit_code < 16) e.signal = kSignals[-e.exit_code];
+  }
+  return e;
+}
+
+std::optional<SignalSent> parse_signal_sent(std::string_view b) {
+  if (!contains(b, "closing signal")) return std::nullopt;
+  static const RE2 re(R"(Sending process (\d+) closing signal (SIG\w+))");
+  std::string pid, sig;
+  if (!RE2::PartialMatch(sp(b), re, &pid, &sig)) return std::nullopt;
+  return SignalSent{to_int(pid), sig};
+}
+
+}  // namespace ncclpm::recognize

@@ -1,0 +1,353 @@
+// src/store/ingest_writer.cc
+#include "ncclpm/store/ingest_writer.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/store/schema.h"
+#include "ncclpm/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm::store {
+
+using recognize::Event;
+using recognize::EventKind;
+
+namespace {
+
+std::string now_text() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// SQLite TEXT must be valid UTF-8; logs are not always.
+Value text(std::string_view s) { return s.empty() ? Value() : Value(util::to_valid_utf8(s)); }
+
+}  // namespace
+
+struct IngestWriter::Statements {
+  Statement file, event, version, env, comm, warn, trace, work, status, desync, mismatch,
+      traceback, exit, signal, collective, unparsed, fr_entry, fr_status, finish;
+};
+
+Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_path,
+                                                          const std::string& job_name,
+                                                          const std::string& paths_text) {
+  std::unique_ptr<IngestWriter> w(new IngestWriter());
+  w->final_path_ = db_path;
+  std::error_code ec;
+  fs::path parent = db_path.has_parent_path() ? db_path.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec)) {
+    return Error::at(db_path.string(), "cannot create the database: directory " +
+                                           util::quoted(parent.string()) + " does not exist",
+                     "create it first, or give --db a path in an existing directory");
+  }
+  bool exists = fs::exists(db_path, ec);
+  if (exists && fs::file_size(db_path, ec) == 0) exists = false;  // an empty file is a new database
+  fs::path open_path = db_path;
+  if (!exists) {
+    w->temp_path_ = db_path;
+    w->temp_path_ += ".tmp-" + std::to_string(::getpid());
+    fs::remove(w->temp_path_, ec);
+    open_path = w->temp_path_;
+  }
+  auto db = Connection::open(open_path, false);
+  if (!db) return db.take_error();
+  w->db_ = std::move(db).value();
+  if (!exists) {
+    // Built under a temporary name: durability comes from the final rename.
+    if (Status s = w->db_.exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"); !s) return s.take_error();
+  }
+  if (Status s = check_or_create_schema(w->db_, true); !s) {
+    w->abort();
+    Error e = s.take_error();
+    e.where = db_path.string();
+    return e;
+  }
+  if (Status s = w->db_.exec("PRAGMA cache_size=-65536; BEGIN IMMEDIATE"); !s) {
+    w->abort();
+    return s.take_error();
+  }
+  w->open_transaction_ = true;
+  std::string now = now_text();
+  auto job = w->db_.prepare("INSERT INTO jobs(name, created_at, updated_at) VALUES(?, ?, ?) "
+                            "ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at");
+  if (!job) return job.take_error();
+  if (Status s = job->run({job_name, now, now}); !s) return s.take_error();
+  auto id = w->db_.scalar_int("SELECT job_id FROM jobs WHERE name = ?", {job_name});
+  if (!id) return id.take_error();
+  w->job_id_ = *id;
+  auto ingest = w->db_.prepare(
+      "INSERT INTO ingests(job_id, started_at, paths, ncclpm_version) VALUES(?, ?, ?, ?)");
+  if (!ingest) return ingest.take_error();
+  if (Status s = ingest->run({w->job_id_, now, paths_text, std::string(NCCLPM_VERSION)}); !s)
+    return s.take_error();
+  w->ingest_id_ = w->db_.last_insert_id();
+  auto known = w->db_.prepare("SELECT fingerprint FROM files WHERE job_id = ?");
+  if (!known) return known.take_error();
+  if (Status s = known->bind_all({w->job_id_}); !s) return s.take_error();
+  while (known->step()) w->known_.insert(known->column_text(0));
+  if (Status s = w->prepare_statements(); !s) return s.take_error();
+  return w;
+}
+
+IngestWriter::~IngestWriter() { abort(); }
+
+Status IngestWriter::prepare_statements() {
+  st_ = std::make_unique<Statements>();
+  struct Def {
+    Statement* target;
+    const char* sql;
+  };
+  const Def defs[] = {
+      {&st_->file,
+       "INSERT INTO files(job_id, ingest_id, path, rel_path, kind, compression, size_bytes, mtime_ns,"
+       " fingerprint, status, problem, hint_rank, hint_local_rank, attempt)"
+       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->event,
+       "INSERT INTO events(job_id, file_id, line_no, end_line, byte_offset, ts_us, ts_has_year, host,"
+       " pid, tid, rank, local_rank, device, pg_rank, pg_id, pg_name, pg_desc, kind, severity, text)"
+       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->version, "INSERT INTO nccl_versions VALUES(?,?,?,?)"},
+      {&st_->env, "INSERT INTO nccl_env VALUES(?,?,?,?)"},
+      {&st_->comm, "INSERT INTO communicators VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->warn, "INSERT INTO nccl_warnings VALUES(?,?,?,?,?,?,?,?)"},
+      {&st_->trace, "INSERT INTO nccl_error_traces VALUES(?,?,?,?,?,?)"},
+      {&st_->work, "INSERT INTO work_records VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->status, "INSERT INTO pg_status VALUES(?,?,?,?,?,?,?)"},
+      {&st_->desync, "INSERT INTO desync_reports VALUES(?,?,?,?,?,?,?)"},
+      {&st_->mismatch, "INSERT INTO collective_mismatches VALUES(?,?,?,?,?,?,?)"},
+      {&st_->traceback, "INSERT INTO tracebacks VALUES(?,?,?,?,?,?,?,?)"},
+      {&st_->exit, "INSERT INTO process_exits VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->signal, "INSERT INTO signals_sent VALUES(?,?,?,?)"},
+      {&st_->collective, "INSERT INTO collectives VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->fr_entry,
+       "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->fr_status, "INSERT INTO flight_recorder_pg_status VALUES(?,?,?,?,?,?,?)"},
+      {&st_->finish,
+       "UPDATE files SET status=?, problem=?, launcher=?, lines_read=?, lines_blank=?,"
+       " lines_recognized=?, lines_unparsed=?, lines_oversized=?, bytes_read=? WHERE file_id=?"},
+  };
+  for (const Def& d : defs) {
+    auto s = db_.prepare(d.sql);
+    if (!s) return s.take_error();
+    *d.target = std::move(s).value();
+  }
+  return Ok{};
+}
+
+Result<int64_t> IngestWriter::add_file(const discover::DiscoveredFile& f) {
+  std::string status = f.kind == discover::FileKind::kBinary ? "skipped" : "ok";
+  Status s = st_->file.run(
+      {job_id_, ingest_id_, text(fs::absolute(f.path).string()), text(f.rel_path),
+       std::string(discover::file_kind_name(f.kind)), std::string(read::compression_name(f.compression)),
+       f.size_bytes, f.mtime_ns, f.fingerprint, status, text(f.skip_reason),
+       opt_int(f.hints.rank.value_or(-1)), opt_int(f.hints.local_rank.value_or(-1)),
+       opt_int(f.hints.attempt.value_or(-1))});
+  if (!s) return s.take_error();
+  int64_t id = db_.last_insert_id();
+  if (first_new_file_id_ == 0) first_new_file_id_ = id;
+  known_.insert(f.fingerprint);
+  return id;
+}
+
+Status IngestWriter::write_event(int64_t file_id, const Event& e) {
+  Status s = st_->event.run(
+      {job_id_, file_id, e.line_no, e.end_line, e.byte_offset, e.ts_us != 0 ? Value(e.ts_us) : Value(),
+       e.ts_us != 0 ? Value(int64_t{e.ts_has_year}) : Value(), text(e.host), opt_int(e.pid),
+       opt_int(e.tid), opt_int(e.rank), opt_int(e.local_rank), opt_int(e.device), opt_int(e.pg_rank),
+       text(e.pg_id), text(e.pg_name), text(e.pg_desc),
+       std::string(recognize::event_kind_name(e.kind)),
+       e.severity != 0 ? Value(std::string(1, e.severity)) : Value(), text(e.text)});
+  if (!s) return s;
+  int64_t id = db_.last_insert_id();
+  using namespace recognize;
+  return std::visit(
+      [&](const auto& d) -> Status {
+        using T = std::decay_t<decltype(d)>;
+        if constexpr (std::is_same_v<T, NcclVersion>) {
+          return st_->version.run({id, job_id_, d.version, text(d.cuda)});
+        } else if constexpr (std::is_same_v<T, EnvSetting>) {
+          return st_->env.run({id, job_id_, text(d.name), text(d.value)});
+        } else if constexpr (std::is_same_v<T, CommInfo>) {
+          return st_->comm.run({id, job_id_, d.event, text(d.api), text(d.comm), text(d.comm_id),
+                                text(d.bus_id), text(d.parent), opt_int(d.rank), opt_int(d.nranks),
+                                opt_int(d.nnodes), opt_int(d.local_ranks), opt_int(d.local_rank),
+                                opt_int(d.cuda_dev), opt_int(d.nvml_dev)});
+        } else if constexpr (std::is_same_v<T, NcclWarning>) {
+          return st_->warn.run({id, job_id_, d.category, opt_int(d.ib_status), text(d.ib_status_name),
+                                text(d.peer), text(d.hca), text(d.detail)});
+        } else if constexpr (std::is_same_v<T, ErrorTrace>) {
+          return st_->trace.run({id, job_id_, text(d.src_file), opt_int(d.src_line),
+                                 opt_int(d.result), opt_text(result_name(d.result))});
+        } else if constexpr (std::is_same_v<T, WorkRecord>) {
+          return st_->work.run({id, job_id_, d.context, opt_int(d.seq), d.op_type,
+                                opt_text(canonical_op(d.op_type)), opt_int(d.numel_in),
+                                opt_int(d.numel_out), text(d.tensor_shape), opt_int(d.timeout_ms),
+                                opt_int(d.ran_for_ms)});
+        } else if constexpr (std::is_same_v<T, PgStatus>) {
+          return st_->status.run({id, job_id_, d.wording, opt_int(d.seq), opt_int(d.last_enqueued),
+                                  opt_int(d.last_completed), text(d.source_rank)});
+        } else if constexpr (std::is_same_v<T, DesyncReport>) {
+          return st_->desync.run({id, job_id_, d.kind, opt_int(d.seq), text(d.op_type),
+                                  opt_int(d.reporter_rank), text(d.lagging_ranks)});
+        } else if constexpr (std::is_same_v<T, Mismatch>) {
+          return st_->mismatch.run({id, job_id_, opt_int(d.seq), opt_int(d.rank_a), text(d.op_a),
+                                    opt_int(d.rank_b), text(d.op_b)});
+        } else if constexpr (std::is_same_v<T, Traceback>) {
+          return st_->traceback.run({id, job_id_, text(d.exc_type), text(d.exc_message),
+                                     text(d.last_file), opt_int(d.last_line), text(d.last_func),
+                                     int64_t{d.frames}});
+        } else if constexpr (std::is_same_v<T, ProcessExit>) {
+          return st_->exit.run({id, job_id_, d.source, opt_int(d.rank), opt_int(d.local_rank),
+                                opt_int(d.pid),
+                                d.exit_code == INT64_MIN ? Value() : Value(d.exit_code),
+                                text(d.signal), text(d.host), text(d.time), text(d.message),
+                                int64_t{d.root_cause_block}});
+        } else if constexpr (std::is_same_v<T, SignalSent>) {
+          return st_->signal.run({id, job_id_, opt_int(d.pid), d.signal});
+        } else {
+          return Ok{};
+        }
+      },
+      e.detail);
+}
+
+Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
+  for (const Event& e : rows.events)
+    if (Status s = write_event(file_id, e); !s) return s;
+  for (const auto& c : rows.collectives) {
+    int size = recognize::datatype_size(c.datatype);
+    Status s = st_->collective.run(
+        {job_id_, file_id, c.line_no, c.ts_us != 0 ? Value(c.ts_us) : Value(), text(c.host),
+         opt_int(c.pid), opt_int(c.rank), opt_int(c.device), c.op, static_cast<int64_t>(c.op_count),
+         c.count, int64_t{c.datatype}, recognize::datatype_name(c.datatype),
+         recognize::redop_name(c.redop), int64_t{c.root}, opt_int(c.nranks), text(c.comm),
+         size > 0 ? Value(c.count * size) : Value()});
+    if (!s) return s;
+  }
+  for (const auto& u : rows.unparsed) {
+    Status s = st_->unparsed.run({job_id_, file_id, u.line_no, u.byte_offset, text(u.host),
+                                  opt_int(u.pid), opt_int(u.rank), opt_int(u.local_rank),
+                                  u.producer, text(u.text)});
+    if (!s) return s;
+  }
+  rows.events.clear();
+  rows.collectives.clear();
+  rows.unparsed.clear();
+  return Ok{};
+}
+
+Status IngestWriter::write_flight_recorder(
+    int64_t file_id, const std::vector<recognize::FlightRecorderEntry>& entries,
+    const std::vector<recognize::FlightRecorderPgStatus>& status) {
+  for (const auto& r : entries) {
+    Status s = st_->fr_entry.run(
+        {job_id_, file_id, opt_int(r.rank), text(r.pg_id), text(r.pg_name), text(r.pg_desc),
+         opt_int(r.record_id), opt_int(r.collective_seq_id), opt_int(r.p2p_seq_id), opt_int(r.op_id),
+         text(r.profiling_name), text(r.op), int64_t{r.is_p2p}, text(r.state), int64_t{r.retired},
+         text(r.input_sizes), text(r.output_sizes), text(r.input_dtypes), text(r.output_dtypes),
+         opt_int(r.numel_in), opt_int(r.numel_out), opt_int(r.datatype), opt_int(r.timeout_ms),
+         opt_int(r.time_created_ns), r.duration_ms >= 0 ? Value(r.duration_ms) : Value()});
+    if (!s) return s;
+  }
+  for (const auto& p : status) {
+    Status s = st_->fr_status.run({job_id_, file_id, opt_int(p.rank), text(p.pg_id),
+                                   opt_int(p.last_enqueued), opt_int(p.last_started),
+                                   opt_int(p.last_completed)});
+    if (!s) return s;
+  }
+  return Ok{};
+}
+
+Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
+  return st_->finish.run({o.status, text(o.problem), text(o.launcher), o.counts.read, o.counts.blank,
+                          o.counts.recognized, o.counts.unparsed, o.counts.oversized, o.counts.bytes,
+                          file_id});
+}
+
+Status IngestWriter::post_process() {
+  if (first_new_file_id_ == 0) return Ok{};
+  // Lines without a year (c10's E709, glog's E0709) take the job's year: the
+  // earliest year any dated line of the job printed.
+  auto fix_year = db_.prepare(
+      "UPDATE events SET ts_has_year = 2, ts_us = coalesce(1000000 * CAST(strftime('%s',"
+      " printf('%04d', ?1) || strftime('-%m-%d %H:%M:%S', ts_us / 1000000, 'unixepoch')) AS INTEGER)"
+      " + ts_us % 1000000, ts_us)"
+      " WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0 AND ts_us IS NOT NULL");
+  if (!fix_year) return fix_year.take_error();
+  auto year_of_job = db_.scalar_int(
+      "SELECT coalesce(CAST(strftime('%Y', min(ts_us) / 1000000, 'unixepoch') AS INTEGER), 0)"
+      " FROM events WHERE job_id = ? AND ts_has_year = 1", {job_id_});
+  if (!year_of_job) return year_of_job.take_error();
+  if (*year_of_job > 0) {
+    if (Status s = fix_year->run({*year_of_job, job_id_, first_new_file_id_}); !s) return s;
+    auto ref = db_.prepare("UPDATE jobs SET ref_year = ? WHERE job_id = ?");
+    if (!ref) return ref.take_error();
+    if (Status s = ref->run({*year_of_job, job_id_}); !s) return s;
+  }
+  // A process's NCCL lines name host and pid but not the global rank: take the
+  // rank it has in the largest communicator it joined (the world's).
+  const char* infer_rank = R"SQL(
+    WITH world AS (
+      SELECT e.host, e.pid, c.comm_rank AS rank, max(c.nranks) AS n
+      FROM communicators c JOIN events e USING (event_id)
+      WHERE e.job_id = ?1 AND e.host IS NOT NULL AND e.pid IS NOT NULL AND c.comm_rank IS NOT NULL
+      GROUP BY e.host, e.pid)
+    UPDATE %TABLE% SET rank = (SELECT rank FROM world w WHERE w.host = %TABLE%.host AND w.pid = %TABLE%.pid)
+    WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND host IS NOT NULL AND pid IS NOT NULL)SQL";
+  for (const char* table : {"events", "collectives", "unparsed_lines"}) {
+    std::string sql = infer_rank;
+    for (size_t at; (at = sql.find("%TABLE%")) != std::string::npos;) sql.replace(at, 7, table);
+    auto stmt = db_.prepare(sql);
+    if (!stmt) return stmt.take_error();
+    if (Status s = stmt->run({job_id_, first_new_file_id_}); !s) return s;
+  }
+  return db_.exec(index_sql());
+}
+
+Status IngestWriter::commit(const Totals& t) {
+  if (Status s = post_process(); !s) return s;
+  auto done = db_.prepare(
+      "UPDATE ingests SET finished_at=?, files_new=?, files_already=?, lines=?, bytes=?, seconds=?"
+      " WHERE ingest_id=?");
+  if (!done) return done.take_error();
+  if (Status s = done->run({now_text(), t.files_new, t.files_already, t.lines, t.bytes, t.seconds,
+                            ingest_id_});
+      !s)
+    return s;
+  st_.reset();
+  if (Status s = db_.exec("COMMIT"); !s) return s;
+  open_transaction_ = false;
+  if (!temp_path_.empty()) {
+    db_.close();
+    std::error_code ec;
+    fs::rename(temp_path_, final_path_, ec);
+    if (ec) return Error::at(final_path_.string(), "cannot move the new database into place: " + ec.message());
+    temp_path_.clear();
+  }
+  return Ok{};
+}
+
+void IngestWriter::abort() {
+  st_.reset();
+  if (open_transaction_) {
+    (void)db_.exec("ROLLBACK");
+    open_transaction_ = false;
+  }
+  if (!temp_path_.empty()) {
+    db_.close();
+    std::error_code ec;
+    fs::remove(temp_path_, ec);
+    temp_path_.clear();
+  }
+}
+
+}  // namespace ncclpm::store

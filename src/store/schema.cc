@@ -1,0 +1,167 @@
+// src/store/schema.cc
+#include "ncclpm/store/schema.h"
+
+#include <system_error>
+
+namespace ncclpm::store {
+
+const char* schema_sql() {
+  return R"SQL(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS jobs (
+  job_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL, ref_year INTEGER);
+CREATE TABLE IF NOT EXISTS ingests (
+  ingest_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL REFERENCES jobs, started_at TEXT,
+  finished_at TEXT, paths TEXT, files_new INTEGER, files_already INTEGER, lines INTEGER,
+  bytes INTEGER, seconds REAL, ncclpm_version TEXT);
+CREATE TABLE IF NOT EXISTS files (
+  file_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL REFERENCES jobs,
+  ingest_id INTEGER REFERENCES ingests, path TEXT NOT NULL, rel_path TEXT NOT NULL,
+  kind TEXT NOT NULL, compression TEXT NOT NULL, launcher TEXT, size_bytes INTEGER,
+  mtime_ns INTEGER, fingerprint TEXT NOT NULL, status TEXT NOT NULL, problem TEXT,
+  hint_rank INTEGER, hint_local_rank INTEGER, attempt INTEGER,
+  lines_read INTEGER DEFAULT 0, lines_blank INTEGER DEFAULT 0,
+  lines_recognized INTEGER DEFAULT 0, lines_unparsed INTEGER DEFAULT 0,
+  lines_oversized INTEGER DEFAULT 0, bytes_read INTEGER DEFAULT 0,
+  UNIQUE (job_id, fingerprint));
+CREATE TABLE IF NOT EXISTS events (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+  line_no INTEGER NOT NULL, end_line INTEGER NOT NULL, byte_offset INTEGER,
+  ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, tid INTEGER, rank INTEGER,
+  local_rank INTEGER, device INTEGER, pg_rank INTEGER, pg_id TEXT, pg_name TEXT, pg_desc TEXT,
+  kind TEXT NOT NULL, severity TEXT, text TEXT);
+CREATE TABLE IF NOT EXISTS nccl_versions (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, version TEXT, cuda TEXT);
+CREATE TABLE IF NOT EXISTS nccl_env (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, name TEXT, value TEXT);
+CREATE TABLE IF NOT EXISTS communicators (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, event TEXT, api TEXT, comm TEXT, comm_id TEXT,
+  bus_id TEXT, parent TEXT, comm_rank INTEGER, nranks INTEGER, nnodes INTEGER,
+  local_ranks INTEGER, comm_local_rank INTEGER, cuda_dev INTEGER, nvml_dev INTEGER);
+CREATE TABLE IF NOT EXISTS nccl_warnings (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, category TEXT, ib_status INTEGER,
+  ib_status_name TEXT, peer TEXT, hca TEXT, detail TEXT);
+CREATE TABLE IF NOT EXISTS nccl_error_traces (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, src_file TEXT, src_line INTEGER,
+  result INTEGER, result_name TEXT);
+CREATE TABLE IF NOT EXISTS work_records (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, context TEXT, seq INTEGER, op_type TEXT,
+  op TEXT, numel_in INTEGER, numel_out INTEGER, tensor_shape TEXT, timeout_ms INTEGER,
+  ran_for_ms INTEGER);
+CREATE TABLE IF NOT EXISTS pg_status (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, wording TEXT, seq INTEGER,
+  last_enqueued INTEGER, last_completed INTEGER, source_rank TEXT);
+CREATE TABLE IF NOT EXISTS desync_reports (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, kind TEXT, seq INTEGER, op_type TEXT,
+  reporter_rank INTEGER, lagging_ranks TEXT);
+CREATE TABLE IF NOT EXISTS collective_mismatches (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, seq INTEGER, rank_a INTEGER, op_a TEXT,
+  rank_b INTEGER, op_b TEXT);
+CREATE TABLE IF NOT EXISTS tracebacks (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, exc_type TEXT, exc_message TEXT,
+  last_file TEXT, last_line INTEGER, last_func TEXT, frames INTEGER);
+CREATE TABLE IF NOT EXISTS process_exits (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, rank INTEGER, local_rank INTEGER,
+  pid INTEGER, exit_code INTEGER, signal TEXT, host TEXT, time TEXT, message TEXT,
+  root_cause_block INTEGER);
+CREATE TABLE IF NOT EXISTS signals_sent (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, pid INTEGER, signal TEXT);
+CREATE TABLE IF NOT EXISTS collectives (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL, ts_us INTEGER,
+  host TEXT, pid INTEGER, rank INTEGER, device INTEGER, op TEXT, op_count INTEGER,
+  count INTEGER, datatype INTEGER, dtype TEXT, redop TEXT, root INTEGER, nranks INTEGER,
+  comm TEXT, bytes INTEGER);
+CREATE TABLE IF NOT EXISTS unparsed_lines (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
+  byte_offset INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER,
+  producer TEXT, text TEXT);
+CREATE TABLE IF NOT EXISTS flight_recorder_entries (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
+  pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,
+  op_id INTEGER, profiling_name TEXT, op TEXT, is_p2p INTEGER, state TEXT, retired INTEGER,
+  input_sizes TEXT, output_sizes TEXT, input_dtypes TEXT, output_dtypes TEXT,
+  numel_in INTEGER, numel_out INTEGER, datatype INTEGER, timeout_ms INTEGER,
+  time_created_ns INTEGER, duration_ms REAL);
+CREATE TABLE IF NOT EXISTS flight_recorder_pg_status (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT,
+  last_enqueued INTEGER, last_started INTEGER, last_completed INTEGER);
+CREATE TABLE IF NOT EXISTS findings (
+  finding_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, position INTEGER NOT NULL,
+  rule TEXT NOT NULL, category TEXT NOT NULL, title TEXT, severity TEXT, confidence REAL,
+  root_cause INTEGER, culprit_ranks TEXT, culprit_hosts TEXT, collective TEXT,
+  evidence TEXT, advice TEXT, replay TEXT, json TEXT, created_at TEXT);
+CREATE TABLE IF NOT EXISTS replays (
+  replay_id INTEGER PRIMARY KEY, finding_id INTEGER REFERENCES findings, job_id INTEGER,
+  created_at TEXT, plan TEXT, environment TEXT, devices TEXT, nccl_version TEXT,
+  results TEXT, verdict TEXT, confirms INTEGER, exit_code INTEGER);
+
+CREATE VIEW IF NOT EXISTS watchdog_timeouts AS
+  SELECT e.job_id, e.file_id, e.line_no, e.ts_us, e.host, e.rank, e.pg_rank, e.pg_id, e.pg_desc,
+         w.seq, w.op_type, w.op, w.numel_in, w.numel_out, w.timeout_ms, w.ran_for_ms
+  FROM work_records w JOIN events e USING (event_id)
+  WHERE w.context = 'watchdog_timeout';
+CREATE VIEW IF NOT EXISTS file_accounting AS
+  SELECT job_id, file_id, rel_path, status, lines_read, lines_blank, lines_recognized,
+         lines_unparsed, lines_read = lines_blank + lines_recognized + lines_unparsed AS adds_up
+  FROM files;
+)SQL";
+}
+
+const char* index_sql() {
+  return R"SQL(
+CREATE INDEX IF NOT EXISTS events_by_kind ON events (job_id, kind);
+CREATE INDEX IF NOT EXISTS events_by_rank ON events (job_id, rank);
+CREATE INDEX IF NOT EXISTS events_by_file ON events (file_id, line_no);
+CREATE INDEX IF NOT EXISTS collectives_by_rank ON collectives (job_id, rank, comm, op_count);
+CREATE INDEX IF NOT EXISTS unparsed_by_file ON unparsed_lines (file_id, line_no);
+CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
+)SQL";
+}
+
+Status check_or_create_schema(Connection& db, bool create) {
+  // Reading user_version is the first access: a file that is not SQLite fails here.
+  auto version = db.scalar_int("PRAGMA user_version");
+  if (!version) {
+    return Error::at(db.path(), "not an ncclpm incident database (" + version.error().message + ")",
+                     "give --db a new file name, or the database that `ncclpm ingest` wrote");
+  }
+  if (*version > kSchemaVersion) {
+    return Error::at(db.path(),
+                     "database has schema version " + std::to_string(*version) +
+                         ", newer than this ncclpm reads (" + std::to_string(kSchemaVersion) + ")",
+                     "use the ncclpm that wrote it, or a newer one");
+  }
+  if (*version == kSchemaVersion) return Ok{};
+  auto tables = db.scalar_int("SELECT count(*) FROM sqlite_master");
+  if (!tables) return tables.take_error();
+  if (*tables > 0) {
+    return Error::at(db.path(), "not an ncclpm incident database (it holds other tables)",
+                     "give --db a new file name");
+  }
+  if (!create) return Error::at(db.path(), "database is empty: nothing was ingested into it");
+  if (Status s = db.exec(schema_sql()); !s) return s;
+  return db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+}
+
+static Result<Connection> open_existing(const std::filesystem::path& path, bool read_only) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return Error::at(path.string(), "no incident database here",
+                     "run `ncclpm ingest LOG_DIR --db " + path.string() + "` first");
+  }
+  auto db = Connection::open(path, read_only);
+  if (!db) return db.take_error();
+  if (Status s = check_or_create_schema(*db, false); !s) return s.take_error();
+  return std::move(db).value();
+}
+
+Result<Connection> open_for_reading(const std::filesystem::path& path) {
+  return open_existing(path, true);
+}
+
+Result<Connection> open_for_update(const std::filesystem::path& path) {
+  return open_existing(path, false);
+}
+
+}  // namespace ncclpm::store

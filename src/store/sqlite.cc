@@ -1,0 +1,141 @@
+// src/store/sqlite.cc
+#include "ncclpm/store/sqlite.h"
+
+namespace ncclpm::store {
+
+Statement& Statement::operator=(Statement&& o) noexcept {
+  if (this != &o) {
+    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+    stmt_ = o.stmt_;
+    db_path_ = std::move(o.db_path_);
+    o.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Status Statement::bind_all(const std::vector<Value>& values) {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  for (size_t i = 0; i < values.size(); ++i) {
+    int idx = static_cast<int>(i) + 1;
+    int rc = SQLITE_OK;
+    const Value& v = values[i];
+    if (const auto* n = std::get_if<int64_t>(&v)) {
+      rc = sqlite3_bind_int64(stmt_, idx, *n);
+    } else if (const auto* d = std::get_if<double>(&v)) {
+      rc = sqlite3_bind_double(stmt_, idx, *d);
+    } else if (const auto* s = std::get_if<std::string>(&v)) {
+      rc = sqlite3_bind_text(stmt_, idx, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+    } else {
+      rc = sqlite3_bind_null(stmt_, idx);
+    }
+    if (rc != SQLITE_OK)
+      return Error::at(db_path_, std::string("cannot bind value: ") + sqlite3_errstr(rc));
+  }
+  return Ok{};
+}
+
+Status Statement::run(const std::vector<Value>& values) {
+  if (Status s = bind_all(values); !s) return s;
+  int rc = sqlite3_step(stmt_);
+  sqlite3_reset(stmt_);
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    return Error::at(db_path_, std::string("write failed: ") +
+                                   sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+  }
+  return Ok{};
+}
+
+bool Statement::step(std::optional<Error>* error) {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE && error != nullptr) {
+    *error = Error::at(db_path_, sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+  }
+  return false;
+}
+
+Value Statement::column(int i) const {
+  switch (sqlite3_column_type(stmt_, i)) {
+    case SQLITE_INTEGER: return sqlite3_column_int64(stmt_, i);
+    case SQLITE_FLOAT: return sqlite3_column_double(stmt_, i);
+    case SQLITE_NULL: return std::monostate{};
+    default: return column_text(i);
+  }
+}
+
+std::string Statement::column_text(int i) const {
+  const unsigned char* t = sqlite3_column_text(stmt_, i);
+  if (t == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(stmt_, i)));
+}
+
+void Statement::reset() { sqlite3_reset(stmt_); }
+
+Result<Connection> Connection::open(const std::filesystem::path& path, bool read_only) {
+  Connection c;
+  c.path_ = path.string();
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  int rc = sqlite3_open_v2(c.path_.c_str(), &c.db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = c.db_ != nullptr ? sqlite3_errmsg(c.db_) : sqlite3_errstr(rc);
+    return Error::at(c.path_, "cannot open database: " + msg);
+  }
+  sqlite3_busy_timeout(c.db_, 5000);
+  return c;
+}
+
+Connection& Connection::operator=(Connection&& o) noexcept {
+  if (this != &o) {
+    close();
+    db_ = o.db_;
+    path_ = std::move(o.path_);
+    o.db_ = nullptr;
+  }
+  return *this;
+}
+
+Connection::~Connection() { close(); }
+
+void Connection::close() {
+  if (db_ != nullptr) sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+Error Connection::error(std::string_view what) const {
+  return Error::at(path_, std::string(what) + ": " + sqlite3_errmsg(db_));
+}
+
+Status Connection::exec(std::string_view sql) {
+  char* msg = nullptr;
+  std::string s(sql);
+  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string text = msg != nullptr ? msg : "unknown error";
+    sqlite3_free(msg);
+    return Error::at(path_, text);
+  }
+  return Ok{};
+}
+
+Result<Statement> Connection::prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK)
+    return Error::at(path_, sqlite3_errmsg(db_));
+  return Statement(stmt, path_);
+}
+
+Result<int64_t> Connection::scalar_int(std::string_view sql, const std::vector<Value>& values) {
+  auto stmt = prepare(sql);
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all(values); !s) return s.take_error();
+  std::optional<Error> err;
+  if (stmt->step(&err)) return stmt->column_int(0);
+  if (err) return *err;
+  return int64_t{0};
+}
+
+}  // namespace ncclpm::store
