@@ -20,6 +20,8 @@ extern std::atomic<bool> g_interrupted;
 int cmd_ingest(const Args& args);
 int cmd_query(const Args& args);
 int cmd_schema(const Args& args);
+int cmd_diagnose(const Args& args);
+int cmd_rules(const Args& args);
 
 /// "ncclpm: error: where: message" and the hint, on stderr.
 void print_error(const Error& e);

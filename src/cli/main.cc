@@ -23,8 +23,10 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"ingest", "read a job's log directory into the incident database", cmd_ingest},
+    {"diagnose", "find the rank, collective and cause that broke the job", cmd_diagnose},
     {"query", "run read-only SQL on the incident database", cmd_query},
     {"schema", "print the incident database's schema", cmd_schema},
+    {"rules", "list or check the failure-signature rules", cmd_rules},
 };
 
 void print_help() {

@@ -1,0 +1,64 @@
+// include/ncclpm/rules/rule.h
+//
+// A Rule is one known failure signature, written as data in rules/*.toml:
+//
+//   [[rule]]
+//   id = "cuda-oom"                     # kebab-case, stable forever
+//   title = "A rank ran out of GPU memory"
+//   category = "rank_crash_oom"         # one of the categories in shared/DESIGN.md
+//   severity = "critical"               # critical | error | warning | info
+//   confidence = 0.9                    # 0..1
+//   root_cause = true                   # a cause (true) or a symptom / cascade (false)
+//   patterns = ['CUDA out of memory']   # RE2, matched on every stored line of the job
+//   kinds = ["traceback"]               # optional: only events of these kinds ("unparsed": plain lines)
+//   scope = "culprit_tail"              # optional: only the last lines of a culprit rank
+//   requires = ["collective_timeout"]   # optional: categories or rule ids that must fire too
+//                                       #   ("a|b": either)
+//   also = ['packing=False']            # optional: each must match somewhere in the job
+//   unless = ['DistBackendError']       # optional: a line matching any of these is no hit
+//   version = { pattern = 'trl==(\d+\.\d+\.\d+)', min = "0.15.0" }   # optional
+//   builtin = "never-issued"            # optional: fired by a cross-rank analysis instead
+//   advice = """..."""                  # concrete; {placeholders} are filled from the job
+//   [rule.samples]
+//   match = ['torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB']
+//   no_match = ['max_split_size_mb']
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ncclpm::rules {
+
+/// Finding categories: the public contract of `diagnose --format json`.
+const std::vector<std::string>& categories();
+bool is_category(const std::string& name);
+
+enum class Scope { kAny, kCulpritTail };
+
+struct VersionGate {
+  std::string pattern;  ///< RE2 with one capture group: the version
+  std::string min;      ///< inclusive; empty: no lower bound
+  std::string below;    ///< exclusive; empty: no upper bound
+};
+
+struct Rule {
+  std::string id, title, category, severity, advice, builtin;
+  double confidence = 0.5;
+  bool root_cause = false;
+  std::vector<std::string> patterns;
+  std::vector<std::string> kinds;
+  Scope scope = Scope::kAny;
+  std::vector<std::string> requires_fired;
+  std::vector<std::string> also;
+  std::vector<std::string> unless;
+  std::optional<VersionGate> version;
+  std::vector<std::string> samples_match, samples_no_match;
+  std::string file;  ///< where it was defined
+  int line = 0;
+};
+
+/// Compares dotted versions numerically: "0.15.1" < "0.16.0" < "2.21.5".
+int compare_versions(const std::string& a, const std::string& b);
+
+}  // namespace ncclpm::rules

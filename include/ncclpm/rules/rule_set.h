@@ -1,0 +1,47 @@
+// include/ncclpm/rules/rule_set.h
+//
+// A RuleSet is the compiled form of every rule file. Loading is strict: a rule
+// whose own samples do not match is rejected, so a typo fails `ncclpm rules
+// check` instead of silently never firing. All patterns of all rules are
+// compiled into one RE2::Set and matched in one pass per line.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "ncclpm/rules/rule.h"
+#include "ncclpm/util/result.h"
+
+namespace ncclpm::rules {
+
+class RuleSet {
+ public:
+  /// Loads every *.toml under each directory, in name order; collects every
+  /// problem (file, line, reason) before failing, so the user sees them all.
+  static Result<RuleSet, std::vector<Error>> load(const std::vector<std::filesystem::path>& dirs);
+  /// The shipped rules: $NCCLPM_RULES, else the rules/ directory compiled in.
+  static std::filesystem::path default_dir();
+
+  RuleSet(RuleSet&&) noexcept;
+  RuleSet& operator=(RuleSet&&) noexcept;
+  ~RuleSet();
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const Rule* find(std::string_view id) const;
+  /// Indices of the rules with a pattern that matches `line`, in one pass.
+  void match(std::string_view line, std::vector<int>& hits) const;
+  /// True when some pattern of rule `index` matches `line`.
+  bool rule_matches(size_t index, std::string_view line) const;
+  /// True when one of rule `index`'s `unless` patterns matches `line`.
+  bool rule_excludes(size_t index, std::string_view line) const;
+
+ private:
+  RuleSet();
+  struct Compiled;
+  std::vector<Rule> rules_;
+  std::unique_ptr<Compiled> compiled_;
+};
+
+}  // namespace ncclpm::rules

@@ -1,0 +1,120 @@
+// src/diagnose/alignment.cc
+#include "alignment.h"
+
+#include <algorithm>
+
+namespace ncclpm::diagnose {
+namespace {
+
+int rank_of(const TimeoutRecord& t) { return t.at.rank >= 0 ? t.at.rank : t.pg_rank; }
+
+// The (pg, seq) most ranks timed out on; ties go to the highest seq.
+std::pair<std::string, int64_t> dominant_timeout(const JobFacts& f) {
+  std::map<std::pair<std::string, int64_t>, std::set<int>> ranks;
+  for (const TimeoutRecord& t : f.timeouts) ranks[{t.pg, t.seq}].insert(rank_of(t));
+  std::pair<std::string, int64_t> best{"", -1};
+  size_t best_n = 0;
+  for (const auto& [key, set] : ranks) {
+    if (set.size() > best_n || (set.size() == best_n && key.second > best.second)) {
+      best = key;
+      best_n = set.size();
+    }
+  }
+  return best;
+}
+
+void culprits_from_status(const JobFacts& f, Alignment& a) {
+  for (const StatusRecord& s : f.statuses) {
+    int rank = s.at.rank;
+    if (rank < 0 || (s.pg != a.pg && !a.pg.empty() && s.pg != "default")) continue;
+    if (s.last_enqueued >= 0) a.last_enqueued[rank] = std::max(a.last_enqueued[rank], s.last_enqueued);
+    if (s.last_completed >= 0) a.last_completed[rank] = std::max(a.last_completed[rank], s.last_completed);
+  }
+  if (a.seq < 0) return;
+  for (const auto& [rank, enq] : a.last_enqueued) {
+    if (enq < a.seq) a.culprits.insert(rank);
+  }
+  if (!a.culprits.empty()) a.culprit_basis = "status";
+}
+
+void culprits_from_flight_recorder(const JobFacts& f, Alignment& a) {
+  if (!a.culprits.empty() || a.seq < 0) return;
+  for (const auto& [rank, enq] : f.fr_last_enqueued)
+    if (enq >= 0 && enq < a.seq) a.culprits.insert(rank);
+  if (!a.culprits.empty()) a.culprit_basis = "flight_recorder";
+}
+
+// With NCCL_DEBUG_SUBSYS=COLL every call is logged: a rank that issued fewer
+// calls on the world communicator than the others is behind them.
+void culprits_from_coll(const JobFacts& f, Alignment& a) {
+  if (!a.culprits.empty() || f.coll_stats.size() < 2) return;
+  int64_t most = 0;
+  for (const CollStats& c : f.coll_stats) most = std::max(most, c.calls);
+  for (const CollStats& c : f.coll_stats)
+    if (c.calls < most) a.culprits.insert(c.rank);
+  if (!a.culprits.empty() && a.culprits.size() < f.coll_stats.size()) {
+    a.culprit_basis = "coll";
+  } else {
+    a.culprits.clear();
+  }
+}
+
+// Ranks that wrote logs but never reported the timeout everyone else hit
+// were not waiting in that collective: they were somewhere else.
+void culprits_from_silence(const JobFacts& f, Alignment& a) {
+  if (!a.culprits.empty() || a.victims.empty()) return;
+  std::set<int> silent;
+  for (int r : f.ranks)
+    if (a.victims.count(r) == 0) silent.insert(r);
+  if (!silent.empty() && a.victims.size() >= silent.size() && a.victims.size() + silent.size() >= 2) {
+    a.culprits = silent;
+    a.culprit_basis = "silent";
+  }
+}
+
+}  // namespace
+
+Alignment align_collectives(const JobFacts& f) {
+  Alignment a;
+  if (!f.timeouts.empty()) {
+    a.has_timeouts = true;
+    auto [pg, seq] = dominant_timeout(f);
+    a.pg = pg;
+    a.seq = seq;
+    for (const TimeoutRecord& t : f.timeouts) {
+      if (t.pg != pg || t.seq != seq) continue;
+      if (a.op_type.empty()) {
+        a.op_type = t.op_type;
+        a.numel_in = t.numel_in;
+        a.numel_out = t.numel_out;
+        a.timeout_ms = t.timeout_ms;
+      }
+      a.victims.insert(rank_of(t));
+      if (t.at.ts_us != 0 && (a.first_timeout_ts == 0 || t.at.ts_us < a.first_timeout_ts))
+        a.first_timeout_ts = t.at.ts_us;
+      if (a.evidence.size() < 3) a.evidence.push_back(t.at);
+    }
+    a.victims.erase(-1);
+  }
+  culprits_from_status(f, a);
+  culprits_from_flight_recorder(f, a);
+  if (a.has_timeouts) {
+    culprits_from_coll(f, a);
+    culprits_from_silence(f, a);
+  }
+  for (int c : a.culprits) a.victims.erase(c);
+  if (a.has_timeouts && a.culprits.empty() && !a.last_enqueued.empty()) {
+    bool stuck = std::all_of(a.last_enqueued.begin(), a.last_enqueued.end(),
+                             [&](const auto& kv) { return kv.second >= a.seq; });
+    bool none_done = std::all_of(a.last_completed.begin(), a.last_completed.end(),
+                                 [&](const auto& kv) { return kv.second < a.seq; });
+    a.all_stuck = stuck && none_done && a.last_enqueued.size() >= 2;
+  }
+  for (const StatusRecord& s : f.statuses) {
+    if (a.evidence.size() >= 6) break;
+    if (a.culprits.count(s.at.rank) != 0) a.evidence.push_back(s.at);
+  }
+  return a;
+}
+
+}  // namespace ncclpm::diagnose

@@ -1,0 +1,145 @@
+// src/diagnose/describe.cc
+#include "describe.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::diagnose {
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+
+std::string seconds(int64_t ms) {
+  if (ms < 0) return "?";
+  if (ms % 1000 == 0) return std::to_string(ms / 1000);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(ms) / 1000.0);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string hosts_of(const std::vector<int>& ranks, const JobFacts& f) {
+  std::vector<std::string> hosts;
+  for (int r : ranks) {
+    auto it = f.host_of_rank.find(r);
+    if (it != f.host_of_rank.end() && std::find(hosts.begin(), hosts.end(), it->second) == hosts.end())
+      hosts.push_back(it->second);
+  }
+  return join(hosts, ", ");
+}
+
+std::string collective_words(const Alignment& a) {
+  std::string s = a.op_type.empty() ? "a collective" : a.op_type;
+  if (a.seq >= 0) s += " seq " + std::to_string(a.seq);
+  if (!a.pg.empty() && a.pg != "default") s += " of process group " + a.pg;
+  return s;
+}
+
+}  // namespace
+
+std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits& hits,
+                      const JobFacts& facts, const Alignment& a) {
+  std::string culprits = rank_list(f.culprit_ranks);
+  std::vector<int> victims(a.victims.begin(), a.victims.end());
+  const std::string& cat = rule.category;
+  if (rule.builtin == "never-issued") {
+    std::string basis = a.culprit_basis == "status" ? "its last enqueued work is below that seq"
+                        : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
+                        : a.culprit_basis == "coll" ? "it issued fewer NCCL calls than the others"
+                                                    : "it never reported the timeout the others hit";
+    return "Rank " + culprits + " never issued " + collective_words(a) + " (" + basis + "); rank " +
+           rank_list(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
+  }
+  if (rule.builtin == "all-stuck") {
+    return "Every reporting rank enqueued " + collective_words(a) +
+           " and none completed it: all ranks arrived, so the collective itself hung (network, "
+           "NCCL or a GPU), not a missing rank.";
+  }
+  if (rule.builtin == "version-mismatch") {
+    std::vector<std::string> versions;
+    for (const auto& [v, lines] : facts.nccl_versions) {
+      std::set<std::string> hosts;
+      for (const auto& l : lines) hosts.insert(l.host.empty() ? l.file : l.host);
+      versions.push_back(v + " on " + join(std::vector<std::string>(hosts.begin(), hosts.end()), ", "));
+    }
+    return "Ranks run different NCCL versions: " + join(versions, "; ") + ".";
+  }
+  if (cat == "collective_timeout") {
+    std::string s = "Rank " + rank_list(victims) + " timed out after " + seconds(a.timeout_ms) +
+                    " s in " + collective_words(a) + ".";
+    if (!f.culprit_ranks.empty()) s += " They were waiting for rank " + culprits + ".";
+    return s;
+  }
+  std::string where = culprits.empty() ? "" : " on rank " + culprits;
+  std::string host = hosts_of(f.culprit_ranks, facts);
+  if (!host.empty()) where += " (" + host + ")";
+  std::string first = hits.lines.empty() ? "" : ": " + std::string(util::clip(hits.lines.front().text, 160));
+  std::string s = rule.title + where + first;
+  if ((cat == "save_phase_stall" || cat == "eval_generate_stall" || cat == "packing_deadlock" ||
+       cat == "data_imbalance") && a.has_timeouts) {
+    s += ". Meanwhile rank " + rank_list(victims) + " waited in " + collective_words(a) + " until the " +
+         seconds(a.timeout_ms) + " s timeout";
+  }
+  return s + ".";
+}
+
+std::string fill_advice(const std::string& advice, const Finding& f, const RuleHits& hits,
+                        const JobFacts& facts, const Alignment& a) {
+  auto or_unknown = [](const std::string& s) { return s.empty() ? std::string("(not in the logs)") : s; };
+  std::vector<std::string> versions;
+  for (const auto& [v, lines] : facts.nccl_versions) versions.push_back(v);
+  int64_t timeout_s = a.timeout_ms > 0 ? a.timeout_ms / 1000 : 1800;
+  std::map<std::string, std::string> values = {
+      {"culprit_ranks", or_unknown(rank_list(f.culprit_ranks))},
+      {"culprit_hosts", f.culprit_hosts.empty() ? "a host the logs do not name" : join(f.culprit_hosts, ", ")},
+      {"victim_ranks", or_unknown(rank_list(std::vector<int>(a.victims.begin(), a.victims.end())))},
+      {"seq", a.seq >= 0 ? std::to_string(a.seq) : "(not in the logs)"},
+      {"op_type", or_unknown(a.op_type)},
+      {"timeout_s", std::to_string(timeout_s)},
+      {"suggested_timeout_s", std::to_string(std::max<int64_t>(3600, timeout_s * 2))},
+      {"ifname", facts.interfaces.empty() ? "<interface>" : facts.interfaces.front()},
+      {"ifnames", facts.interfaces.empty() ? "(not in the logs)" : join(facts.interfaces, ", ")},
+      {"hca", facts.hcas.empty() ? "<hca>" : join(facts.hcas, ",")},
+      {"nccl_versions", or_unknown(join(versions, ", "))},
+      {"version", or_unknown(hits.version)},
+      {"job", facts.job},
+  };
+  std::string out;
+  for (size_t i = 0; i < advice.size(); ++i) {
+    if (advice[i] == '{') {
+      size_t close = advice.find('}', i);
+      if (close != std::string::npos) {
+        auto it = values.find(advice.substr(i + 1, close - i - 1));
+        if (it != values.end()) {
+          out += it->second;
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += advice[i];
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+}  // namespace ncclpm::diagnose

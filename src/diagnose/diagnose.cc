@@ -1,0 +1,259 @@
+// src/diagnose/diagnose.cc
+//
+// From facts to ordered findings: evaluate the rules, attach culprits,
+// collective, evidence, advice and a replay plan to each fired rule, demote
+// the findings that are a cascade of an earlier crash, order root causes first.
+#include "ncclpm/diagnose/diagnose.h"
+
+#include <algorithm>
+#include <map>
+
+#include "alignment.h"
+#include "describe.h"
+#include "job_facts.h"
+#include "ncclpm/recognize/nccl_enums.h"
+#include "rule_eval.h"
+
+namespace ncclpm::diagnose {
+namespace {
+
+constexpr size_t kEvidencePerFinding = 6;
+
+int severity_rank(const std::string& s) {
+  return s == "critical" ? 0 : s == "error" ? 1 : s == "warning" ? 2 : 3;
+}
+
+bool about_a_collective(const std::string& category) {
+  static const std::set<std::string> kCats = {
+      "collective_timeout", "save_phase_stall", "eval_generate_stall", "packing_deadlock",
+      "desync",             "data_imbalance",   "network_ib",          "network_socket",
+      "watchdog_stuck"};
+  return kCats.count(category) != 0;
+}
+
+bool is_crash(const std::string& category) {
+  return category == "rank_crash" || category == "rank_crash_oom" || category == "gpu_hardware" ||
+         category == "cuda_error";
+}
+
+// Evidence from as many different ranks as possible.
+std::vector<Evidence> pick_evidence(const RuleHits& hits) {
+  std::vector<Evidence> out;
+  std::set<int> ranks;
+  for (int pass = 0; pass < 2 && out.size() < kEvidencePerFinding; ++pass) {
+    for (const Located& l : hits.lines) {
+      if (out.size() >= kEvidencePerFinding) break;
+      bool new_rank = ranks.insert(l.rank).second;
+      bool taken = std::any_of(out.begin(), out.end(),
+                               [&](const Evidence& e) { return e.file == l.file && e.line == l.line; });
+      if (!taken && (pass == 1 || new_rank)) out.push_back(l.evidence());
+    }
+  }
+  return out;
+}
+
+// The dtype the job used for this op, when COLL lines or Flight Recorder say.
+Result<int> dtype_of_op(store::Connection& db, int64_t job_id, const std::string& op) {
+  auto stmt = db.prepare(
+      "SELECT datatype FROM (SELECT datatype, op FROM collectives WHERE job_id = ?1"
+      " UNION ALL SELECT datatype, op FROM flight_recorder_entries WHERE job_id = ?1)"
+      " WHERE datatype IS NOT NULL GROUP BY datatype, op ORDER BY (lower(replace(op, '_', '')) = ?2) DESC, count(*) DESC LIMIT 1");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id, op}); !s) return s.take_error();
+  if (stmt->step()) return static_cast<int>(stmt->column_int(0));
+  return -1;
+}
+
+CollectiveRef collective_of(const Alignment& a, int world_size, int datatype) {
+  CollectiveRef c;
+  c.pg = a.pg;
+  c.seq = a.seq;
+  c.op_type = a.op_type;
+  c.op = recognize::canonical_op(a.op_type);
+  c.numel_in = a.numel_in;
+  c.numel_out = a.numel_out;
+  c.timeout_ms = a.timeout_ms;
+  c.nranks = world_size > 0 ? world_size : -1;
+  if (datatype >= 0) {
+    c.dtype = recognize::datatype_name(datatype);
+    int64_t n = std::max(a.numel_in, a.numel_out);
+    if (n > 0) c.bytes = n * recognize::datatype_size(datatype);
+  }
+  return c;
+}
+
+std::optional<plan::CollectivePlan> replay_plan(const CollectiveRef& c, const JobFacts& f, int datatype) {
+  auto p = plan::plan_from_work(c.op_type, c.numel_in, c.numel_out, std::max(c.nranks, 1));
+  if (!p) return std::nullopt;
+  if (datatype >= 0) {
+    p->datatype = datatype;
+  } else {
+    p->datatype = 9;
+    p->dtype_note = "bfloat16 assumed: the logs do not name the dtype (NCCL_DEBUG_SUBSYS=COLL would)";
+  }
+  p->timeout_ms = c.timeout_ms;
+  for (int r = 0; r < c.nranks; ++r) p->ranks.push_back(r);
+  for (const auto& [k, v] : f.nccl_env)
+    if (k.rfind("NCCL_", 0) == 0) p->env[k] = v;
+  return p;
+}
+
+void order_findings(std::vector<Finding>& findings) {
+  // A network error after another rank crashed is that crash seen from the
+  // other side of the connection: a cascade, not a cause.
+  int64_t first_crash = 0;
+  bool crash = false;
+  for (const Finding& f : findings) {
+    if (!is_crash(f.category) || !f.root_cause) continue;
+    crash = true;
+    if (f.first_ts_us != 0 && (first_crash == 0 || f.first_ts_us < first_crash)) first_crash = f.first_ts_us;
+  }
+  for (Finding& f : findings) {
+    bool network = f.category == "network_socket" || f.category == "network_ib";
+    if (crash && network && f.root_cause && (first_crash == 0 || f.first_ts_us == 0 || f.first_ts_us >= first_crash)) {
+      f.root_cause = false;
+      f.summary += " This follows a crash on another rank: a cascade, not a cause.";
+    }
+  }
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.root_cause != b.root_cause) return a.root_cause;
+    if (a.confidence != b.confidence) return a.confidence > b.confidence;
+    if ((a.first_ts_us == 0) != (b.first_ts_us == 0)) return a.first_ts_us != 0;
+    if (a.first_ts_us != b.first_ts_us) return a.first_ts_us < b.first_ts_us;
+    return severity_rank(a.severity) < severity_rank(b.severity);
+  });
+  // A finding whose evidence a stronger one already shows adds nothing.
+  std::vector<Finding> kept;
+  for (Finding& f : findings) {
+    bool covered = !f.evidence.empty() && std::any_of(kept.begin(), kept.end(), [&](const Finding& k) {
+      return k.category == f.category &&
+             std::all_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& e) {
+               return std::any_of(k.evidence.begin(), k.evidence.end(),
+                                  [&](const Evidence& x) { return x.file == e.file && x.line == e.line; });
+             });
+    });
+    if (!covered) kept.push_back(std::move(f));
+  }
+  findings = std::move(kept);
+}
+
+std::vector<RankState> rank_states(const JobFacts& f, const Alignment& a) {
+  std::vector<RankState> out;
+  std::set<int> crashed;
+  for (const Failure& fl : f.failures)
+    if (fl.at.rank >= 0 && fl.kind == "traceback") crashed.insert(fl.at.rank);
+  std::set<int> all(a.victims);
+  all.insert(a.culprits.begin(), a.culprits.end());
+  all.insert(crashed.begin(), crashed.end());
+  for (int r : all) {
+    RankState s;
+    s.rank = r;
+    auto h = f.host_of_rank.find(r);
+    if (h != f.host_of_rank.end()) s.host = h->second;
+    auto e = a.last_enqueued.find(r);
+    if (e != a.last_enqueued.end()) s.last_enqueued = e->second;
+    auto c = a.last_completed.find(r);
+    if (c != a.last_completed.end()) s.last_completed = c->second;
+    s.role = a.culprits.count(r) ? "culprit" : crashed.count(r) ? "crashed" : "victim";
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Diagnosis::has_root_cause() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.root_cause; });
+}
+
+Result<int64_t> resolve_job(store::Connection& db, const std::string& name, std::string* resolved) {
+  auto stmt = db.prepare(name.empty() ? "SELECT job_id, name FROM jobs ORDER BY updated_at DESC, job_id DESC LIMIT 1"
+                                      : "SELECT job_id, name FROM jobs WHERE name = ?");
+  if (!stmt) return stmt.take_error();
+  if (!name.empty()) {
+    if (Status s = stmt->bind_all({name}); !s) return s.take_error();
+  }
+  if (!stmt->step()) {
+    if (name.empty()) return Error::at(db.path(), "no job in this database", "run `ncclpm ingest LOG_DIR` first");
+    return Error::at(db.path(), "no job named '" + name + "'",
+                     "list them with: ncclpm query \"SELECT name FROM jobs\"");
+  }
+  if (resolved != nullptr) *resolved = stmt->column_text(1);
+  return stmt->column_int(0);
+}
+
+Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSet& rules) {
+  auto facts_or = load_facts(db, job_id);
+  if (!facts_or) return facts_or.take_error();
+  JobFacts& facts = *facts_or;
+  Alignment a = align_collectives(facts);
+  auto fired = evaluate_rules(db, facts, a, rules);
+  if (!fired) return fired.take_error();
+
+  Diagnosis d;
+  d.job_id = job_id;
+  d.world_size = facts.world_size;
+  int datatype = -1;
+  if (a.has_timeouts) {
+    auto dt = dtype_of_op(db, job_id, recognize::canonical_op(a.op_type));
+    if (!dt) return dt.take_error();
+    datatype = *dt;
+  }
+  for (auto& [index, hits] : *fired) {
+    const rules::Rule& rule = rules.rules()[index];
+    Finding f;
+    f.rule = rule.id;
+    f.category = rule.category;
+    f.title = rule.title;
+    f.severity = rule.severity;
+    f.confidence = rule.confidence;
+    f.root_cause = rule.root_cause;
+    bool symptom_of_collective = !rule.root_cause || !rule.builtin.empty() ||
+                                 rule.scope == rules::Scope::kCulpritTail;
+    std::set<int> culprits = symptom_of_collective && !a.culprits.empty() ? a.culprits : hits.ranks;
+    if (rule.category == "collective_timeout" || rule.category == "launcher_sigterm") culprits = a.culprits;
+    f.culprit_ranks.assign(culprits.begin(), culprits.end());
+    f.culprit_ranks.erase(std::remove(f.culprit_ranks.begin(), f.culprit_ranks.end(), -1), f.culprit_ranks.end());
+    for (int r : f.culprit_ranks) {
+      auto h = facts.host_of_rank.find(r);
+      if (h != facts.host_of_rank.end() &&
+          std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), h->second) == f.culprit_hosts.end())
+        f.culprit_hosts.push_back(h->second);
+    }
+    if (f.culprit_hosts.empty() && rule.root_cause) {
+      for (const Located& l : hits.lines)
+        if (!l.host.empty() && std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), l.host) == f.culprit_hosts.end())
+          f.culprit_hosts.push_back(l.host);
+    }
+    if (a.has_timeouts && about_a_collective(rule.category)) {
+      f.collective = collective_of(a, facts.world_size, datatype);
+      f.replay = replay_plan(*f.collective, facts, datatype);
+    }
+    f.evidence = pick_evidence(hits);
+    for (const Evidence& e : f.evidence)
+      if (e.ts_us != 0 && (f.first_ts_us == 0 || e.ts_us < f.first_ts_us)) f.first_ts_us = e.ts_us;
+    f.summary = summarize(rule, f, hits, facts, a);
+    f.advice = fill_advice(rule.advice, f, hits, facts, a);
+    d.findings.push_back(std::move(f));
+  }
+  order_findings(d.findings);
+  d.ranks = rank_states(facts, a);
+  for (const Failure& fl : facts.failures) {
+    if (d.timeline.size() >= 8) break;
+    Evidence e = fl.at.evidence();
+    e.text = fl.what;
+    d.timeline.push_back(e);
+  }
+  if (a.has_timeouts && !a.evidence.empty()) {
+    Evidence e = a.evidence.front().evidence();
+    e.ts_us = a.first_timeout_ts != 0 ? a.first_timeout_ts : e.ts_us;
+    d.timeline.push_back(e);
+  }
+  std::stable_sort(d.timeline.begin(), d.timeline.end(), [](const Evidence& x, const Evidence& y) {
+    if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
+    return x.ts_us < y.ts_us;
+  });
+  return d;
+}
+
+}  // namespace ncclpm::diagnose

@@ -1,0 +1,220 @@
+// src/diagnose/job_facts.cc
+#include "job_facts.h"
+
+#include <algorithm>
+#include <re2/re2.h>
+
+namespace ncclpm::diagnose {
+namespace {
+
+using store::Value;
+
+// Columns every located query selects first, in this order.
+constexpr const char* kLocatedColumns =
+    "f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text";
+
+Located read_located(const store::Statement& s) {
+  Located l;
+  l.file = s.column_text(0);
+  l.line = s.column_int(1);
+  l.rank = s.column_is_null(2) ? -1 : static_cast<int>(s.column_int(2));
+  l.host = s.column_text(3);
+  l.ts_us = s.column_int(4);
+  l.text = s.column_text(5);
+  return l;
+}
+
+// Runs `sql` (with ?1 = job id) and calls `row` for every row.
+template <typename F>
+Status each_row(store::Connection& db, const std::string& sql, int64_t job_id, F row) {
+  auto stmt = db.prepare(sql);
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s;
+  std::optional<Error> err;
+  while (stmt->step(&err)) row(*stmt);
+  if (err) return *err;
+  return Ok{};
+}
+
+std::string pg_key(const store::Statement& s, int id_col, int desc_col) {
+  std::string desc = s.column_text(desc_col);
+  std::string id = s.column_text(id_col);
+  if (!desc.empty()) return desc;
+  return id.empty() ? "default" : id;
+}
+
+}  // namespace
+
+Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
+  JobFacts f;
+  f.job_id = job_id;
+  std::string from_events = std::string(" FROM events e JOIN files f USING (file_id) ");
+
+  Status s = each_row(db,
+      "SELECT rank, host, count(*) FROM (SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL"
+      " UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL)"
+      " GROUP BY rank, host ORDER BY rank, count(*) DESC", job_id,
+      [&](const store::Statement& r) {
+        int rank = static_cast<int>(r.column_int(0));
+        f.ranks.insert(rank);
+        std::string host = r.column_text(1);
+        if (!host.empty() && f.host_of_rank.count(rank) == 0) f.host_of_rank[rank] = host;
+      });
+  if (!s) return s.take_error();
+
+  s = each_row(db,
+      std::string("SELECT ") + kLocatedColumns +
+          ", e.pg_id, e.pg_desc, e.pg_rank, w.seq, w.op_type, w.numel_in, w.numel_out, w.timeout_ms,"
+          " w.ran_for_ms" + from_events + "JOIN work_records w USING (event_id)"
+          " WHERE e.job_id = ?1 AND w.context = 'watchdog_timeout' ORDER BY e.ts_us, f.rel_path, e.line_no",
+      job_id, [&](const store::Statement& r) {
+        TimeoutRecord t;
+        t.at = read_located(r);
+        t.pg = pg_key(r, 6, 7);
+        t.pg_rank = r.column_is_null(8) ? -1 : static_cast<int>(r.column_int(8));
+        t.seq = r.column_is_null(9) ? -1 : r.column_int(9);
+        t.op_type = r.column_text(10);
+        t.numel_in = r.column_is_null(11) ? -1 : r.column_int(11);
+        t.numel_out = r.column_is_null(12) ? -1 : r.column_int(12);
+        t.timeout_ms = r.column_is_null(13) ? -1 : r.column_int(13);
+        t.ran_for_ms = r.column_is_null(14) ? -1 : r.column_int(14);
+        f.timeouts.push_back(std::move(t));
+      });
+  if (!s) return s.take_error();
+
+  s = each_row(db,
+      std::string("SELECT ") + kLocatedColumns +
+          ", e.pg_id, e.pg_desc, p.seq, p.last_enqueued, p.last_completed, p.wording" + from_events +
+          "JOIN pg_status p USING (event_id) WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
+      job_id, [&](const store::Statement& r) {
+        StatusRecord st;
+        st.at = read_located(r);
+        st.pg = pg_key(r, 6, 7);
+        st.seq = r.column_is_null(8) ? -1 : r.column_int(8);
+        st.last_enqueued = r.column_is_null(9) ? -1 : r.column_int(9);
+        st.last_completed = r.column_is_null(10) ? -1 : r.column_int(10);
+        st.wording = r.column_text(11);
+        f.statuses.push_back(std::move(st));
+      });
+  if (!s) return s.take_error();
+
+  // Failures of a rank's own: exceptions (but not the ones a dying process
+  // group throws at everyone) and exits by a signal other than the
+  // launcher's SIGTERM.
+  s = each_row(db,
+      std::string("SELECT ") + kLocatedColumns + ", t.exc_type, t.exc_message" + from_events +
+          "JOIN tracebacks t USING (event_id) WHERE e.job_id = ?1",
+      job_id, [&](const store::Statement& r) {
+        Failure fl;
+        fl.at = read_located(r);
+        fl.what = r.column_text(6);
+        std::string msg = r.column_text(7);
+        if (!msg.empty()) fl.what += ": " + msg.substr(0, msg.find('\n'));
+        fl.kind = "traceback";
+        f.failures.push_back(std::move(fl));
+      });
+  if (!s) return s.take_error();
+  s = each_row(db,
+      std::string("SELECT ") + kLocatedColumns + ", x.exit_code, x.signal, x.source, x.rank" + from_events +
+          "JOIN process_exits x USING (event_id) WHERE e.job_id = ?1 AND x.exit_code IS NOT NULL AND x.exit_code != 0",
+      job_id, [&](const store::Statement& r) {
+        Failure fl;
+        fl.at = read_located(r);
+        if (!r.column_is_null(9)) fl.at.rank = static_cast<int>(r.column_int(9));
+        fl.what = "exit code " + r.column_text(6) + (r.column_text(7).empty() ? "" : " (" + r.column_text(7) + ")");
+        fl.kind = "process_exit:" + r.column_text(8) + ":" + r.column_text(7);
+        f.failures.push_back(std::move(fl));
+      });
+  if (!s) return s.take_error();
+  std::stable_sort(f.failures.begin(), f.failures.end(), [](const Failure& a, const Failure& b) {
+    if ((a.at.ts_us == 0) != (b.at.ts_us == 0)) return a.at.ts_us != 0;
+    return a.at.ts_us < b.at.ts_us;
+  });
+
+  s = each_row(db,
+      "SELECT n.name, n.value, count(*) FROM nccl_env n WHERE n.job_id = ?1 GROUP BY n.name, n.value"
+      " ORDER BY count(*)", job_id,
+      [&](const store::Statement& r) { f.nccl_env[r.column_text(0)] = r.column_text(1); });
+  if (!s) return s.take_error();
+
+  s = each_row(db,
+      std::string("SELECT ") + kLocatedColumns + ", v.version, v.cuda" + from_events +
+          "JOIN nccl_versions v USING (event_id) WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
+      job_id, [&](const store::Statement& r) {
+        std::string v = r.column_text(6);
+        if (!r.column_text(7).empty()) v += "+cuda" + r.column_text(7);
+        f.nccl_versions[v].push_back(read_located(r));
+      });
+  if (!s) return s.take_error();
+
+  // Interfaces and HCAs NCCL said it used: the names advice should quote.
+  static const RE2 ifname(R"((?:OOB|Using|Using \[\d+\])\s*\[?\d*\]?([A-Za-z][\w.-]*):\d+\.\d+\.\d+\.\d+)");
+  static const RE2 hca(R"(\[\d+\](mlx\d+_\d+|\w+_\d+):\d+/)");
+  s = each_row(db,
+      "SELECT text FROM events WHERE job_id = ?1 AND kind = 'nccl_network' LIMIT 2000", job_id,
+      [&](const store::Statement& r) {
+        std::string text = r.column_text(0);
+        re2::StringPiece in(text);
+        std::string name;
+        while (RE2::FindAndConsume(&in, ifname, &name))
+          if (std::find(f.interfaces.begin(), f.interfaces.end(), name) == f.interfaces.end())
+            f.interfaces.push_back(name);
+        re2::StringPiece in2(text);
+        while (RE2::FindAndConsume(&in2, hca, &name))
+          if (std::find(f.hcas.begin(), f.hcas.end(), name) == f.hcas.end()) f.hcas.push_back(name);
+      });
+  if (!s) return s.take_error();
+
+  // World size: the largest communicator or process count any line names.
+  int world = f.ranks.empty() ? 0 : *f.ranks.rbegin() + 1;
+  s = each_row(db,
+      "SELECT max(nranks) FROM (SELECT max(nranks) AS nranks FROM communicators WHERE job_id = ?1"
+      " UNION ALL SELECT max(nranks) FROM collectives WHERE job_id = ?1)", job_id,
+      [&](const store::Statement& r) { world = std::max<int>(world, static_cast<int>(r.column_int(0))); });
+  if (!s) return s.take_error();
+  f.world_size = world;
+
+  s = each_row(db,
+      "SELECT rank, max(nranks), count(*), max(op_count) FROM collectives WHERE job_id = ?1 AND rank IS NOT NULL"
+      " AND nranks = (SELECT max(nranks) FROM collectives WHERE job_id = ?1) GROUP BY rank ORDER BY rank",
+      job_id, [&](const store::Statement& r) {
+        f.coll_stats.push_back(CollStats{static_cast<int>(r.column_int(0)), static_cast<int>(r.column_int(1)),
+                                         r.column_int(2), r.column_int(3)});
+      });
+  if (!s) return s.take_error();
+
+  s = each_row(db,
+      "SELECT rank, max(last_enqueued) FROM flight_recorder_pg_status WHERE job_id = ?1 AND rank IS NOT NULL"
+      " GROUP BY rank", job_id,
+      [&](const store::Statement& r) { f.fr_last_enqueued[static_cast<int>(r.column_int(0))] = r.column_int(1); });
+  if (!s) return s.take_error();
+  return f;
+}
+
+Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines) {
+  // Lines of this rank, in file order, up to (not including) its first
+  // watchdog or error line: what it was doing while the others waited.
+  std::string sql =
+      "WITH lines AS ("
+      " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text, e.kind, e.file_id"
+      "  FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.rank = ?2"
+      " UNION ALL"
+      " SELECT f.rel_path, u.line_no, u.rank, u.host, 0, u.text, 'unparsed', u.file_id"
+      "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank = ?2),"
+      " first_error AS (SELECT file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
+      "  ('work_record', 'pg_status', 'pg_terminate', 'traceback', 'nccl_error_surfaced', 'cpp_exception',"
+      "   'dump_signal', 'watchdog_stuck') GROUP BY file_id)"
+      " SELECT rel_path, line_no, rank, host, ts, text FROM lines l"
+      " WHERE l.line_no < coalesce((SELECT line_no FROM first_error fe WHERE fe.file_id = l.file_id), 1 << 62)"
+      " AND kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network')"
+      " ORDER BY file_id DESC, line_no DESC LIMIT ?3";
+  auto stmt = db.prepare(sql);
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id, int64_t{rank}, int64_t{max_lines}}); !s) return s.take_error();
+  std::vector<Located> out;
+  while (stmt->step()) out.push_back(read_located(*stmt));
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace ncclpm::diagnose

@@ -1,0 +1,82 @@
+// src/diagnose/job_facts.h
+//
+// The facts of one job that the analyses need, read from the store with a
+// handful of queries. Bulk line text is not loaded here: rule matching
+// streams it (see rule_eval.cc).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ncclpm/diagnose/finding.h"
+#include "ncclpm/store/sqlite.h"
+
+namespace ncclpm::diagnose {
+
+struct Located {
+  std::string file;
+  int64_t line = 0;
+  int rank = -1;
+  std::string host;
+  int64_t ts_us = 0;
+  std::string text;
+  Evidence evidence() const { return Evidence{file, line, text, rank, host, ts_us}; }
+};
+
+struct TimeoutRecord {
+  Located at;
+  std::string pg;
+  int pg_rank = -1;
+  int64_t seq = -1;
+  std::string op_type;
+  int64_t numel_in = -1, numel_out = -1, timeout_ms = -1, ran_for_ms = -1;
+};
+
+struct StatusRecord {
+  Located at;
+  std::string pg;
+  int64_t seq = -1, last_enqueued = -1, last_completed = -1;
+  std::string wording;
+};
+
+/// A rank's first failure of its own: an exception, a crash, an NCCL error.
+struct Failure {
+  Located at;
+  std::string what;  ///< "torch.OutOfMemoryError", "exit -9 (SIGKILL)", "NCCL WARN ..."
+  std::string kind;  ///< event kind
+};
+
+struct CollStats {
+  int rank = -1;
+  int nranks = -1;
+  int64_t calls = 0;
+  int64_t max_op_count = -1;
+};
+
+struct JobFacts {
+  int64_t job_id = 0;
+  std::string job;
+  int world_size = 0;
+  std::set<int> ranks;
+  std::map<int, std::string> host_of_rank;
+  std::vector<TimeoutRecord> timeouts;
+  std::vector<StatusRecord> statuses;
+  std::vector<Failure> failures;                 ///< tracebacks and hard exits, in time order
+  std::map<std::string, std::string> nccl_env;   ///< NCCL_* set by environment
+  std::map<std::string, std::vector<Located>> nccl_versions;  ///< version -> banners
+  std::vector<CollStats> coll_stats;             ///< per rank, world-size communicator
+  std::vector<std::string> interfaces;           ///< NCCL_SOCKET_IFNAME candidates seen
+  std::vector<std::string> hcas;                 ///< IB devices seen
+  std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
+  int64_t lines_total = 0;
+};
+
+Result<JobFacts> load_facts(store::Connection& db, int64_t job_id);
+
+/// The last lines a rank wrote before its first failure line: what it was
+/// doing when the others waited.
+Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines);
+
+}  // namespace ncclpm::diagnose

@@ -1,0 +1,68 @@
+// src/diagnose/store_findings.cc
+#include <ctime>
+
+#include "ncclpm/diagnose/diagnose.h"
+#include "ncclpm/report/report.h"
+
+namespace ncclpm::diagnose {
+
+Status store_findings(store::Connection& db, Diagnosis& d) {
+  if (Status s = db.exec("BEGIN IMMEDIATE"); !s) return s;
+  auto fail = [&](Status s) {
+    (void)db.exec("ROLLBACK");
+    return s;
+  };
+  auto del = db.prepare("DELETE FROM findings WHERE job_id = ?");
+  if (!del) return fail(del.take_error());
+  if (Status s = del->run({d.job_id}); !s) return fail(std::move(s));
+  auto ins = db.prepare(
+      "INSERT INTO findings(job_id, position, rule, category, title, severity, confidence, root_cause,"
+      " culprit_ranks, culprit_hosts, collective, evidence, advice, replay, json, created_at)"
+      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (!ins) return fail(ins.take_error());
+  std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  int position = 0;
+  for (Finding& f : d.findings) {
+    auto part = [&](auto write) {
+      util::JsonWriter w(false);
+      write(w);
+      return w.str();
+    };
+    std::string ranks = part([&](util::JsonWriter& w) {
+      w.begin_array();
+      for (int r : f.culprit_ranks) w.value(r);
+      w.end_array();
+    });
+    std::string hosts = part([&](util::JsonWriter& w) {
+      w.begin_array();
+      for (const auto& h : f.culprit_hosts) w.value(h);
+      w.end_array();
+    });
+    Status s = ins->run({d.job_id, int64_t{++position}, f.rule, f.category, f.title, f.severity, f.confidence,
+                         int64_t{f.root_cause}, ranks, hosts, store::Value(), store::Value(), f.advice,
+                         store::Value(), store::Value(), std::string(when)});
+    if (!s) return fail(std::move(s));
+    f.finding_id = db.last_insert_id();
+  }
+  // With ids known, store each finding's full JSON (its replay command names the id).
+  auto upd = db.prepare("UPDATE findings SET collective = ?, evidence = ?, replay = ?, json = ? WHERE finding_id = ?");
+  if (!upd) return fail(upd.take_error());
+  report::RenderOptions o;
+  for (const Finding& f : d.findings) {
+    util::JsonWriter w(false);
+    report::write_finding_json(w, f, o);
+    std::string json = w.str();
+    Status s = upd->run({store::Value(), store::Value(), store::Value(), json, f.finding_id});
+    if (!s) return fail(std::move(s));
+  }
+  auto fill = db.prepare(
+      "UPDATE findings SET collective = json_extract(json, '$.collective'), evidence = json_extract(json, '$.evidence'),"
+      " replay = json_extract(json, '$.replay') WHERE job_id = ?");
+  if (!fill) return fail(fill.take_error());
+  if (Status s = fill->run({d.job_id}); !s) return fail(std::move(s));
+  return db.exec("COMMIT");
+}
+
+}  // namespace ncclpm::diagnose

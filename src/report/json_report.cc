@@ -1,0 +1,122 @@
+// src/report/json_report.cc
+//
+// `diagnose --format json`: the public contract (shared/DESIGN.md). Field
+// names and category values change only with a version bump of "schema".
+#include <ctime>
+
+#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/report/report.h"
+
+namespace ncclpm::report {
+
+std::string format_time(int64_t ts_us) {
+  if (ts_us == 0) return {};
+  std::time_t t = static_cast<std::time_t>(ts_us / 1000000);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::gmtime(&t));
+  return buf;
+}
+
+std::string replay_command(const diagnose::Finding& f, const RenderOptions& o) {
+  std::string cmd = "ncclpm replay --finding " + std::to_string(f.finding_id);
+  if (!o.db_path.empty() && o.db_path != "incidents.db") cmd += " --db " + o.db_path;
+  return cmd;
+}
+
+namespace {
+
+void write_plan(util::JsonWriter& w, const plan::CollectivePlan& p, const diagnose::Finding& f,
+                const RenderOptions& o) {
+  w.begin_object();
+  w.key("op").value(plan::op_name(p.op));
+  w.key("count").value(p.count);
+  w.key("dtype").value(recognize::datatype_name(p.datatype));
+  if (!p.dtype_note.empty()) w.key("dtype_note").value(p.dtype_note);
+  w.key("redop").value(recognize::redop_name(p.redop));
+  w.key("nranks").value(p.nranks);
+  w.key("bytes_per_rank").value(p.bytes_per_rank());
+  w.key("env").begin_object();
+  for (const auto& [k, v] : p.env) w.key(k).value(v);
+  w.end_object();
+  w.key("command").value(replay_command(f, o));
+  w.key("nccl_tests_command").value(p.nccl_tests_command());
+  w.end_object();
+}
+
+}  // namespace
+
+void write_finding_json(util::JsonWriter& w, const diagnose::Finding& f, const RenderOptions& o) {
+  w.begin_object();
+  if (f.finding_id > 0) w.key("id").value(f.finding_id);
+  w.key("rule").value(f.rule);
+  w.key("category").value(f.category);
+  w.key("title").value(f.title);
+  w.key("severity").value(f.severity);
+  w.key("confidence").value(f.confidence);
+  w.key("root_cause").value(f.root_cause);
+  w.key("summary").value(f.summary);
+  w.key("culprit_ranks").begin_array();
+  for (int r : f.culprit_ranks) w.value(r);
+  w.end_array();
+  w.key("culprit_hosts").begin_array();
+  for (const auto& h : f.culprit_hosts) w.value(h);
+  w.end_array();
+  w.key("collective");
+  if (f.collective) {
+    const diagnose::CollectiveRef& c = *f.collective;
+    w.begin_object();
+    w.key("pg").value(c.pg);
+    w.key("seq").value_or_null(c.seq);
+    w.key("op").value(c.op_type);
+    w.key("numel_in").value_or_null(c.numel_in);
+    w.key("numel_out").value_or_null(c.numel_out);
+    if (c.dtype.empty()) w.key("dtype").null(); else w.key("dtype").value(c.dtype);
+    w.key("bytes").value_or_null(c.bytes);
+    w.key("timeout_ms").value_or_null(c.timeout_ms);
+    w.end_object();
+  } else {
+    w.null();
+  }
+  w.key("evidence").begin_array();
+  for (const auto& e : f.evidence) {
+    w.begin_object();
+    w.key("file").value(e.file);
+    w.key("line").value(e.line);
+    w.key("rank").value_or_null(e.rank);
+    if (e.ts_us != 0) w.key("time").value(format_time(e.ts_us));
+    w.key("text").value(e.text);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("advice").value(f.advice);
+  w.key("replay");
+  if (f.replay) write_plan(w, *f.replay, f, o); else w.null();
+  w.end_object();
+}
+
+std::string render_json(const diagnose::Diagnosis& d, const RenderOptions& o) {
+  util::JsonWriter w;
+  w.begin_object();
+  w.key("schema").value("ncclpm.diagnosis/1");
+  w.key("job").value(d.job);
+  w.key("world_size").value(d.world_size);
+  w.key("root_cause_found").value(d.has_root_cause());
+  w.key("findings").begin_array();
+  for (const auto& f : d.findings) write_finding_json(w, f, o);
+  w.end_array();
+  w.key("ranks").begin_array();
+  for (const auto& r : d.ranks) {
+    w.begin_object();
+    w.key("rank").value(r.rank);
+    w.key("host").value(r.host);
+    w.key("role").value(r.role);
+    w.key("last_enqueued").value_or_null(r.last_enqueued);
+    w.key("last_completed").value_or_null(r.last_completed);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace ncclpm::report

@@ -1,0 +1,97 @@
+// src/report/text_report.cc
+//
+// The terminal report: the verdict first, then each root cause with its
+// culprits, collective, evidence and advice; symptoms in one line each.
+#include <sstream>
+
+#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/report/report.h"
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::report {
+namespace {
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out = pad;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+void write_collective(std::ostream& out, const diagnose::CollectiveRef& c) {
+  out << "  collective: " << (c.op_type.empty() ? "?" : c.op_type);
+  if (c.seq >= 0) out << " seq " << c.seq;
+  if (!c.pg.empty()) out << " (pg " << c.pg << ")";
+  if (c.numel_in >= 0) out << ", NumelIn " << util::with_commas(c.numel_in);
+  if (c.numel_out >= 0) out << ", NumelOut " << util::with_commas(c.numel_out);
+  out << ", dtype " << (c.dtype.empty() ? "unknown" : c.dtype);
+  if (c.timeout_ms >= 0) out << ", timeout " << c.timeout_ms / 1000 << " s";
+  out << "\n";
+}
+
+void write_finding(std::ostream& out, const diagnose::Finding& f, int index, const RenderOptions& o) {
+  out << "[" << index << "] " << (f.root_cause ? "ROOT CAUSE" : "symptom") << "  " << f.category << "  ("
+      << f.rule << ", " << f.severity << ", confidence " << static_cast<int>(f.confidence * 100 + 0.5)
+      << "%)\n";
+  out << "  " << f.summary << "\n";
+  if (!f.culprit_ranks.empty()) {
+    out << "  culprit: rank " << ranks_text(f.culprit_ranks);
+    if (!f.culprit_hosts.empty()) out << " on " << join(f.culprit_hosts);
+    out << "\n";
+  }
+  if (f.collective) write_collective(out, *f.collective);
+  if (!f.evidence.empty()) out << "  evidence:\n";
+  for (const auto& e : f.evidence) {
+    out << "    " << e.file << ":" << e.line;
+    if (e.rank >= 0) out << " [rank " << e.rank << "]";
+    out << "  " << util::clip(e.text, 200) << "\n";
+  }
+  out << "  advice:\n" << indent(f.advice, "    ") << "\n";
+  if (f.replay) out << "  test it: " << replay_command(f, o) << "\n";
+  out << "\n";
+}
+
+}  // namespace
+
+std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
+  std::ostringstream out;
+  out << "ncclpm diagnosis of job " << d.job;
+  if (d.world_size > 0) out << " (" << d.world_size << " ranks)";
+  out << "\n\n";
+  if (d.findings.empty() || !d.has_root_cause()) {
+    out << "No root cause found: no known failure signature and no rank fell behind the others.\n";
+    if (d.findings.empty()) return out.str();
+    out << "\n";
+  }
+  int index = 1;
+  for (const auto& f : d.findings) {
+    if (!f.root_cause && !o.verbose) continue;
+    write_finding(out, f, index++, o);
+  }
+  if (!o.verbose) {
+    bool header = false;
+    for (const auto& f : d.findings) {
+      if (f.root_cause) continue;
+      if (!header) out << "Symptoms and cascades (diagnose --verbose shows them in full):\n";
+      header = true;
+      out << "  - " << f.category << " (" << f.rule << "): " << util::clip(f.summary, 220) << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace ncclpm::report

@@ -1,0 +1,19 @@
+// src/rules/rule_loader.h
+//
+// Reads rule files (TOML) into Rule values, checking every field. Private to
+// the rules stage; RuleSet::load is the public way in.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "ncclpm/rules/rule.h"
+#include "ncclpm/util/error.h"
+
+namespace ncclpm::rules {
+
+/// Appends the rules of `file` to `out` and every problem found to `problems`.
+void load_rule_file(const std::filesystem::path& file, std::vector<Rule>& out,
+                    std::vector<Error>& problems);
+
+}  // namespace ncclpm::rules

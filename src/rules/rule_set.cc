@@ -1,0 +1,149 @@
+// src/rules/rule_set.cc
+#include "ncclpm/rules/rule_set.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "ncclpm/util/text.h"
+#include "rule_loader.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm::rules {
+
+struct RuleSet::Compiled {
+  re2::RE2::Set set{re2::RE2::Options(), re2::RE2::UNANCHORED};
+  std::vector<int> rule_of_pattern;                  // set index -> rule index
+  std::vector<std::vector<std::unique_ptr<re2::RE2>>> per_rule;  // rule index -> its patterns
+  std::vector<std::vector<std::unique_ptr<re2::RE2>>> unless;    // rule index -> its exclusions
+};
+
+RuleSet::RuleSet() : compiled_(std::make_unique<Compiled>()) {}
+RuleSet::RuleSet(RuleSet&&) noexcept = default;
+RuleSet& RuleSet::operator=(RuleSet&&) noexcept = default;
+RuleSet::~RuleSet() = default;
+
+fs::path RuleSet::default_dir() {
+  const char* env = std::getenv("NCCLPM_RULES");
+  if (env != nullptr && *env != '\0') return env;
+  return NCCLPM_DEFAULT_RULES_DIR;
+}
+
+namespace {
+
+std::vector<fs::path> rule_files(const fs::path& dir, std::vector<Error>& problems) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    if (fs::is_regular_file(dir, ec)) return {dir};
+    problems.push_back(Error::at(dir.string(), "rules directory does not exist"));
+    return files;
+  }
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".toml") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) problems.push_back(Error::at(dir.string(), "no rule files (*.toml) here"));
+  return files;
+}
+
+std::string first_line_of_error(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& dirs) {
+  std::vector<Error> problems;
+  RuleSet set;
+  for (const fs::path& dir : dirs)
+    for (const fs::path& file : rule_files(dir, problems)) load_rule_file(file, set.rules_, problems);
+
+  std::map<std::string, const Rule*> seen;
+  for (const Rule& r : set.rules_) {
+    if (r.id.empty()) continue;
+    auto [it, inserted] = seen.emplace(r.id, &r);
+    if (!inserted) {
+      problems.push_back(Error::at_line(r.file, r.line,
+                                        "rule id " + util::quoted(r.id) + " is already defined at " +
+                                            it->second->file + ":" + std::to_string(it->second->line)));
+    }
+  }
+
+  // Compile each pattern alone first so that an error names its rule.
+  Compiled& c = *set.compiled_;
+  c.per_rule.resize(set.rules_.size());
+  c.unless.resize(set.rules_.size());
+  auto compiles = [&](const Rule& r, const std::string& pattern, const char* what) {
+    re2::RE2 re(pattern, re2::RE2::Quiet);
+    if (re.ok()) return true;
+    problems.push_back(Error::at_line(r.file, r.line,
+                                      std::string(what) + " of rule " + util::quoted(r.id) +
+                                          " does not compile: " + first_line_of_error(re.error()),
+                                      "patterns use RE2 syntax; look-behind and back-references are not supported"));
+    return false;
+  };
+  for (size_t i = 0; i < set.rules_.size(); ++i) {
+    const Rule& r = set.rules_[i];
+    for (const std::string& p : r.patterns) {
+      if (!compiles(r, p, "pattern")) continue;
+      std::string err;
+      int index = c.set.Add(p, &err);
+      if (index < 0) continue;
+      c.rule_of_pattern.push_back(static_cast<int>(i));
+      c.per_rule[i].push_back(std::make_unique<re2::RE2>(p, re2::RE2::Quiet));
+    }
+    for (const std::string& p : r.also) compiles(r, p, "'also' pattern");
+    for (const std::string& p : r.unless)
+      if (compiles(r, p, "'unless' pattern")) c.unless[i].push_back(std::make_unique<re2::RE2>(p, re2::RE2::Quiet));
+    if (r.version) compiles(r, r.version->pattern, "version pattern");
+  }
+  if (!c.set.Compile()) problems.push_back(Error::plain("the rule patterns do not fit in memory together"));
+
+  // Rules test themselves: their samples must agree with their patterns.
+  for (size_t i = 0; i < set.rules_.size() && problems.empty(); ++i) {
+    const Rule& r = set.rules_[i];
+    for (const std::string& s : r.samples_match)
+      if (!set.rule_matches(i, s) || set.rule_excludes(i, s))
+        problems.push_back(Error::at_line(r.file, r.line,
+                                          "rule " + util::quoted(r.id) + ": sample does not match: " + util::quoted(s)));
+    for (const std::string& s : r.samples_no_match)
+      if (set.rule_matches(i, s) && !set.rule_excludes(i, s))
+        problems.push_back(Error::at_line(r.file, r.line,
+                                          "rule " + util::quoted(r.id) + ": no_match sample matches: " + util::quoted(s)));
+  }
+  if (!problems.empty()) return problems;
+  return set;
+}
+
+const Rule* RuleSet::find(std::string_view id) const {
+  for (const Rule& r : rules_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+void RuleSet::match(std::string_view line, std::vector<int>& hits) const {
+  hits.clear();
+  std::vector<int> patterns;
+  if (compiled_->rule_of_pattern.empty() ||
+      !compiled_->set.Match(re2::StringPiece(line.data(), line.size()), &patterns))
+    return;
+  for (int p : patterns) hits.push_back(compiled_->rule_of_pattern[static_cast<size_t>(p)]);
+  std::sort(hits.begin(), hits.end());
+  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+}
+
+bool RuleSet::rule_excludes(size_t index, std::string_view line) const {
+  for (const auto& re : compiled_->unless[index])
+    if (re2::RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re)) return true;
+  return false;
+}
+
+bool RuleSet::rule_matches(size_t index, std::string_view line) const {
+  for (const auto& re : compiled_->per_rule[index])
+    if (re2::RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re)) return true;
+  return false;
+}
+
+}  // namespace ncclpm::rules
