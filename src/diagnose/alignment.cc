@@ -23,17 +23,35 @@ std::pair<std::string, int64_t> dominant_timeout(const JobFacts& f) {
   return best;
 }
 
-void culprits_from_status(const JobFacts& f, Alignment& a) {
+// A rank whose own timeout at the same seq names another op (or size) ran a
+// different collective there: it diverged from the others.
+void culprits_from_mismatched_op(const JobFacts& f, Alignment& a) {
+  for (const TimeoutRecord& t : f.timeouts) {
+    int rank = rank_of(t);
+    if (rank < 0 || t.seq != a.seq || t.pg != a.pg) continue;
+    if (t.op_type != a.op_type || (t.numel_in >= 0 && a.numel_in >= 0 && t.numel_in != a.numel_in))
+      a.culprits.insert(rank);
+  }
+  if (!a.culprits.empty()) a.culprit_basis = "op_mismatch";
+}
+
+// Each rank's last enqueued and completed seq, from its status lines.
+void read_status(const JobFacts& f, Alignment& a) {
+  // WorkNCCL lines of older releases carry no process-group prefix ("default"):
+  // then status lines of any group count.
   for (const StatusRecord& s : f.statuses) {
     int rank = s.at.rank;
-    if (rank < 0 || (s.pg != a.pg && !a.pg.empty() && s.pg != "default")) continue;
+    bool same_pg = a.pg.empty() || a.pg == "default" || s.pg == a.pg || s.pg == "default";
+    if (rank < 0 || !same_pg) continue;
     if (s.last_enqueued >= 0) a.last_enqueued[rank] = std::max(a.last_enqueued[rank], s.last_enqueued);
     if (s.last_completed >= 0) a.last_completed[rank] = std::max(a.last_completed[rank], s.last_completed);
   }
-  if (a.seq < 0) return;
-  for (const auto& [rank, enq] : a.last_enqueued) {
+}
+
+void culprits_from_status(Alignment& a) {
+  if (!a.culprits.empty() || a.seq < 0) return;
+  for (const auto& [rank, enq] : a.last_enqueued)
     if (enq < a.seq) a.culprits.insert(rank);
-  }
   if (!a.culprits.empty()) a.culprit_basis = "status";
 }
 
@@ -64,8 +82,11 @@ void culprits_from_coll(const JobFacts& f, Alignment& a) {
 void culprits_from_silence(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.victims.empty()) return;
   std::set<int> silent;
-  for (int r : f.ranks)
-    if (a.victims.count(r) == 0) silent.insert(r);
+  for (int r : f.ranks) {
+    auto enq = a.last_enqueued.find(r);
+    bool issued = enq != a.last_enqueued.end() && enq->second >= a.seq;  // its status says it got there
+    if (a.victims.count(r) == 0 && !issued) silent.insert(r);
+  }
   if (!silent.empty() && a.victims.size() >= silent.size() && a.victims.size() + silent.size() >= 2) {
     a.culprits = silent;
     a.culprit_basis = "silent";
@@ -81,9 +102,17 @@ Alignment align_collectives(const JobFacts& f) {
     auto [pg, seq] = dominant_timeout(f);
     a.pg = pg;
     a.seq = seq;
+    // The op most ranks timed out in at that seq is the collective; a rank
+    // showing another op there is a suspect (culprits_from_mismatched_op).
+    std::map<std::string, int> ops;
+    for (const TimeoutRecord& t : f.timeouts)
+      if (t.pg == pg && t.seq == seq) ++ops[t.op_type];
+    std::string majority;
+    for (const auto& [op, n] : ops)
+      if (majority.empty() || n > ops[majority]) majority = op;
     for (const TimeoutRecord& t : f.timeouts) {
       if (t.pg != pg || t.seq != seq) continue;
-      if (a.op_type.empty()) {
+      if (a.op_type.empty() && t.op_type == majority) {
         a.op_type = t.op_type;
         a.numel_in = t.numel_in;
         a.numel_out = t.numel_out;
@@ -96,7 +125,9 @@ Alignment align_collectives(const JobFacts& f) {
     }
     a.victims.erase(-1);
   }
-  culprits_from_status(f, a);
+  read_status(f, a);
+  if (a.has_timeouts) culprits_from_mismatched_op(f, a);
+  culprits_from_status(a);
   culprits_from_flight_recorder(f, a);
   if (a.has_timeouts) {
     culprits_from_coll(f, a);

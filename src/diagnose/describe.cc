@@ -62,7 +62,8 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::vector<int> victims(a.victims.begin(), a.victims.end());
   const std::string& cat = rule.category;
   if (rule.builtin == "never-issued") {
-    std::string basis = a.culprit_basis == "status" ? "its last enqueued work is below that seq"
+    std::string basis = a.culprit_basis == "op_mismatch" ? "at that seq it ran a different collective"
+                        : a.culprit_basis == "status" ? "its last enqueued work is below that seq"
                         : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
                         : a.culprit_basis == "coll" ? "it issued fewer NCCL calls than the others"
                                                     : "it never reported the timeout the others hit";

@@ -43,6 +43,37 @@ std::string pg_key(const store::Statement& s, int id_col, int desc_col) {
   return id.empty() ? "default" : id;
 }
 
+// PyTorch's own reports name culprits: the desync report's lagging ranks, and
+// in mismatch reports the ranks whose collective differs from the majority's.
+Status load_reported_culprits(store::Connection& db, int64_t job_id, JobFacts& f) {
+  std::map<int, std::string> op_of;
+  Status s = each_row(db, "SELECT rank_a, op_a, rank_b, op_b FROM collective_mismatches WHERE job_id = ?1", job_id,
+                      [&](const store::Statement& r) {
+                        if (!r.column_is_null(0)) op_of[static_cast<int>(r.column_int(0))] = r.column_text(1);
+                        if (!r.column_is_null(2)) op_of[static_cast<int>(r.column_int(2))] = r.column_text(3);
+                      });
+  if (!s) return s;
+  std::map<std::string, int> votes;
+  for (const auto& [rank, op] : op_of) ++votes[op];
+  if (votes.size() > 1) {
+    auto majority = std::max_element(votes.begin(), votes.end(),
+                                      [](const auto& x, const auto& y) { return x.second < y.second; });
+    bool tie = std::count_if(votes.begin(), votes.end(), [&](const auto& v) { return v.second == majority->second; }) > 1;
+    for (const auto& [rank, op] : op_of)
+      if (tie || op != majority->first) f.reported_culprits.insert(rank);
+  }
+  // "joined but didn't finish" lists every rank that is stuck, not culprits.
+  return each_row(db, "SELECT lagging_ranks FROM desync_reports WHERE job_id = ?1 AND lagging_ranks IS NOT NULL"
+                      " AND kind IN ('never_joined', 'finished_not_joined')",
+                  job_id, [&](const store::Statement& r) {
+                    std::string text = r.column_text(0);
+                    re2::StringPiece in(text);
+                    int rank = 0;
+                    static const RE2 num(R"((\d+))");
+                    while (RE2::FindAndConsume(&in, num, &rank)) f.reported_culprits.insert(rank);
+                  });
+}
+
 }  // namespace
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
@@ -183,6 +214,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
       });
   if (!s) return s.take_error();
 
+  if (Status st = load_reported_culprits(db, job_id, f); !st) return st.take_error();
+
   s = each_row(db,
       "SELECT rank, max(last_enqueued) FROM flight_recorder_pg_status WHERE job_id = ?1 AND rank IS NOT NULL"
       " GROUP BY rank", job_id,
@@ -203,11 +236,13 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
       "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank = ?2),"
       " first_error AS (SELECT file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
       "  ('work_record', 'pg_status', 'pg_terminate', 'traceback', 'nccl_error_surfaced', 'cpp_exception',"
-      "   'dump_signal', 'watchdog_stuck') GROUP BY file_id)"
-      " SELECT rel_path, line_no, rank, host, ts, text FROM lines l"
-      " WHERE l.line_no < coalesce((SELECT line_no FROM first_error fe WHERE fe.file_id = l.file_id), 1 << 62)"
-      " AND kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network')"
-      " ORDER BY file_id DESC, line_no DESC LIMIT ?3";
+      "   'dump_signal', 'watchdog_stuck') GROUP BY file_id),"
+      " tail_lines AS (SELECT *, row_number() OVER (PARTITION BY file_id ORDER BY line_no DESC) AS back FROM lines l"
+      "  WHERE l.line_no < coalesce((SELECT line_no FROM first_error fe WHERE fe.file_id = l.file_id), 1 << 62)"
+      "  AND kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network'))"
+      // The last lines of each of the rank's files: its stdout and its stderr both tell.
+      " SELECT rel_path, line_no, rank, host, ts, text FROM tail_lines WHERE back <= ?3"
+      " ORDER BY file_id DESC, line_no DESC";
   auto stmt = db.prepare(sql);
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, int64_t{rank}, int64_t{max_lines}}); !s) return s.take_error();

@@ -70,6 +70,7 @@ struct JobFacts {
   std::vector<std::string> interfaces;           ///< NCCL_SOCKET_IFNAME candidates seen
   std::vector<std::string> hcas;                 ///< IB devices seen
   std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
+  std::set<int> reported_culprits;               ///< named by PyTorch's desync/mismatch reports
   int64_t lines_total = 0;
 };
 

@@ -11,7 +11,7 @@ namespace ncclpm::diagnose {
 namespace {
 
 constexpr size_t kMaxHitsKept = 50;
-constexpr int kTailLines = 40;
+constexpr int kTailLines = 12;  // per file of the rank
 
 struct Gate {
   std::vector<std::unique_ptr<RE2>> also;
@@ -177,8 +177,11 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
     }
   }
   for (auto& [i, h] : hits) {
-    std::stable_sort(h.lines.begin(), h.lines.end(), [](const Located& x, const Located& y) {
+    // Signatures: the earliest hit first. A culprit's activity: its latest line first.
+    bool latest_first = rules[i].scope == rules::Scope::kCulpritTail;
+    std::stable_sort(h.lines.begin(), h.lines.end(), [&](const Located& x, const Located& y) {
       if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
+      if (latest_first) return x.ts_us != y.ts_us ? x.ts_us > y.ts_us : x.line > y.line;
       return x.ts_us < y.ts_us;
     });
   }

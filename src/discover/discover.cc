@@ -64,16 +64,27 @@ Result<std::string> read_head(const fs::path& path, read::Compression* compressi
   return raw;
 }
 
+// Text logs may carry a few NUL bytes (a crashed writer's padding) and some
+// invalid UTF-8; binary data is full of control bytes and invalid sequences.
 bool looks_binary(std::string_view head) {
   if (head.empty()) return false;
-  size_t control = 0;
-  for (char ch : head) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == 0) return true;  // text logs never hold NUL bytes in their first 64 KiB
-    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f' && c != '\b')
-      ++control;
+  size_t control = 0, invalid = 0;
+  for (size_t i = 0; i < head.size(); ++i) {
+    auto c = static_cast<unsigned char>(head[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b && c != '\f' && c != '\b') ++control;
+    if (c >= 0x80) {
+      // Count the bytes that start no valid UTF-8 sequence.
+      std::string_view rest = head.substr(i, 4);
+      size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      bool ok = n > 0 && rest.size() >= n && util::is_valid_utf8(rest.substr(0, n));
+      if (ok) {
+        i += n - 1;
+      } else if (rest.size() >= 4 || n == 0) {
+        ++invalid;
+      }
+    }
   }
-  return control * 10 > head.size();  // over 10% control bytes
+  return control * 20 > head.size() || invalid * 5 > head.size();
 }
 
 std::optional<int> number_after(const std::string& s, const std::regex& re) {
@@ -190,7 +201,11 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
         continue;
       }
       std::error_code fec;
-      if (it->is_regular_file(fec)) add_file(it->path(), p);
+      if (it->is_regular_file(fec)) {
+        add_file(it->path(), p);
+      } else if (it->is_symlink(fec) && !fs::exists(it->path(), fec)) {
+        out.problems.push_back(Error::at(it->path().string(), "broken symbolic link: its target does not exist"));
+      }
     }
   }
   std::sort(out.files.begin(), out.files.end(),

@@ -54,6 +54,30 @@ bool match_pdsh_host(std::string_view s, std::string_view* host, size_t* len) {
   return true;
 }
 
+// ctime() style "Fri Aug 11 12:31:45 2023" (Open MPI --timestamp-output).
+bool parse_ctime(std::string_view s, Timestamp& ts) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  s = util::trim(s);
+  if (s.size() < 24 || s[3] != ' ' || s[7] != ' ') return false;
+  size_t month = kMonths.find(s.substr(4, 3));
+  if (month == std::string_view::npos || month % 3 != 0) return false;
+  size_t i = 8;
+  while (i < s.size() && s[i] == ' ') ++i;
+  auto day = util::take_digits(s, i);
+  if (!day || *day < 1 || *day > 31 || i >= s.size() || s[i] != ' ') return false;
+  Timestamp t;
+  size_t n = parse_clock(s.substr(i + 1), t);
+  i += 1 + n;
+  if (n == 0 || i >= s.size() || s[i] != ' ') return false;
+  auto year = util::parse_int(s.substr(i + 1));
+  if (!year || *year < 1970 || *year > 9999) return false;
+  t.year = static_cast<int>(*year);
+  t.month = static_cast<int>(month / 3) + 1;
+  t.day = static_cast<int>(*day);
+  ts = t;
+  return true;
+}
+
 // Open MPI --tag-output "[1,3]<stdout>:", possibly glued to a date.
 bool peel_openmpi(std::string_view& rest, Frame& f) {
   size_t tag = rest.find("]<std");
@@ -68,6 +92,7 @@ bool peel_openmpi(std::string_view& rest, Frame& f) {
   size_t close = rest.find(">:", tag);
   if (close == std::string_view::npos || close - tag > 12) return false;
   f.rank = static_cast<int>(*rank);
+  if (Timestamp ts; open > 0 && parse_ctime(rest.substr(0, open), ts)) f.ts = ts;
   size_t i = close + 2;
   if (i < rest.size() && rest[i] == ' ') ++i;
   rest.remove_prefix(i);
@@ -130,10 +155,16 @@ size_t match_bracket_rank(std::string_view s, std::string_view* role, int* n) {
   return i + 2;
 }
 
+// Text that tqdm-style progress bars leave before a glued log line.
+bool looks_like_progress_bar(std::string_view s) {
+  return s.find("it/s") != std::string_view::npos || s.find("s/it") != std::string_view::npos ||
+         s.find("%|") != std::string_view::npos;
+}
+
 }  // namespace
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
-  size_t nonblank = 0, slurm = 0, pdsh = 0;
+  size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0;
   std::vector<std::string> hosts;
   for (std::string_view line : sample) {
     if (util::is_blank(line)) continue;
@@ -144,6 +175,8 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
     if (match_slurm_label(line, &task, &len)) ++slurm;
     if (match_pdsh_host(line, &host, &len)) {
       ++pdsh;
+      size_t label_len = 0;
+      if (match_slurm_label(line.substr(len), &task, &label_len)) ++pdsh_slurm;
       if (std::find(hosts.begin(), hosts.end(), host) == hosts.end() && hosts.size() < 4096)
         hosts.emplace_back(host);
     }
@@ -155,10 +188,14 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
   } else if (pdsh * 10 >= nonblank * 6) {
     launcher_ = LauncherFormat::kPdsh;
     pdsh_hosts_ = std::move(hosts);
+    slurm_after_pdsh_ = pdsh_slurm * 10 >= nonblank * 6;
   }
 }
 
-bool Framer::peel_launcher(std::string_view& rest, Frame& f) {
+bool Framer::peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled) {
+  // A launcher labels each line once: after "node07: " the text
+  // "torch.distributed.DistBackendError: ..." is the message, not another host.
+  constexpr unsigned kPdshDone = 1, kSlurmDone = 2;
   // Log collectors' own time: "【2025-09-25 14:27:49】" and "18:11:06.680 ".
   if (rest.starts_with("\xE3\x80\x90")) {
     size_t close = rest.find("\xE3\x80\x91");
@@ -169,22 +206,38 @@ bool Framer::peel_launcher(std::string_view& rest, Frame& f) {
       return true;
     }
   }
+  if (!rest.empty() && is_digit(rest[0])) {
+    // Only before a bracketed tag ("[rank4]:", "[E..."), so that NCCL's
+    // "host:pid:tid [0]" with a numeric host is not taken for a clock.
+    Timestamp ts;
+    size_t n = parse_clock(rest, ts);
+    if (n > 0 && n + 2 < rest.size() && rest[n] == ' ' && rest[n + 1] == '[' &&
+        is_alpha(rest[n + 2])) {
+      if (!f.ts.valid()) f.ts = ts;
+      rest.remove_prefix(n + 1);
+      return true;
+    }
+  }
   if (peel_openmpi(rest, f) || peel_ray(rest, f)) return true;
-  if (launcher_ == LauncherFormat::kSlurmLabel) {
+  bool slurm = launcher_ == LauncherFormat::kSlurmLabel ||
+               (launcher_ == LauncherFormat::kPdsh && slurm_after_pdsh_ && (peeled & kPdshDone));
+  if (slurm && !(peeled & kSlurmDone)) {
     int task = 0;
     size_t len = 0;
     if (match_slurm_label(rest, &task, &len)) {
       if (f.rank < 0) f.rank = task;
       rest.remove_prefix(len);
+      peeled |= kSlurmDone;
       return true;
     }
   }
-  if (launcher_ == LauncherFormat::kPdsh) {
+  if (launcher_ == LauncherFormat::kPdsh && !(peeled & kPdshDone)) {
     std::string_view host;
     size_t len = 0;
     if (match_pdsh_host(rest, &host, &len)) {
       if (f.host.empty()) f.host = host;
       rest.remove_prefix(len);
+      peeled |= kPdshDone;
       return true;
     }
   }
@@ -199,6 +252,8 @@ bool Framer::peel_bracket_prefixes(std::string_view& rest, Frame& f) {
     int n = 0;
     size_t len = match_bracket_rank(rest, &role, &n);
     if (len == 0) break;
+    // A bare "[0]:" line is an entry of torchrun's failure summary, not a tag.
+    if (role.empty() && util::is_blank(rest.substr(len))) break;
     if (role == "rank") {
       // "[rank3]:[rank11]:" : the outer one was torchrun's tee with --role rank
       // (a local rank); the inner one is c10's global rank.
@@ -275,8 +330,11 @@ Frame Framer::frame(std::string_view line) {
     scratch_ = util::strip_ansi(rest);
     rest = scratch_;
   }
-  while (peel_launcher(rest, f)) f.had_prefix = true;
+  unsigned peeled = 0;
+  while (peel_launcher(rest, f, peeled)) f.had_prefix = true;
   peel_ray_repeat(rest, f);
+  // torchrun's tee prefix wraps whatever its child wrote, '\r' redraws included.
+  if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
   // Progress bars redraw with '\r': the last non-empty segment is what stayed on screen.
   if (size_t cr = rest.rfind('\r'); cr != std::string_view::npos) {
     std::string_view last = rest.substr(cr + 1);
@@ -289,15 +347,18 @@ Frame Framer::frame(std::string_view line) {
     }
     rest = last;
     f.progress_bar = true;
+    if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
   }
-  if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
-  if (!f.had_prefix && !rest.empty() && rest[0] != '[') {
+  if (!rest.empty() && rest[0] != '[') {
     // A log line glued to the end of a progress bar: "...181.19s/it][rank0]:[E709 ...".
+    // Behind a launcher or tee prefix only when the text before it is a progress bar.
     for (std::string_view marker : {std::string_view("[rank"), std::string_view("[default")}) {
       size_t at = rest.find(marker);
       std::string_view role;
       int n = 0;
-      if (at != std::string_view::npos && at > 0 && match_bracket_rank(rest.substr(at), &role, &n)) {
+      if (at != std::string_view::npos && at > 0 &&
+          match_bracket_rank(rest.substr(at), &role, &n) &&
+          (!f.had_prefix || looks_like_progress_bar(rest.substr(0, at)))) {
         rest.remove_prefix(at);
         f.progress_bar = true;
         if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;

@@ -74,12 +74,22 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
     if (close == std::string_view::npos || close > 64) return false;
     if (parse_date_time(s.substr(1, close - 1), ts) == 0) return false;
     i = close + 2;
+    // 2.26+ with NCCL_DEBUG_TIMESTAMP_LEVELS including VERSION: "[ts] NCCL version ...".
+    if (s.substr(i).starts_with("NCCL version ")) {
+      f.producer = Producer::kNccl;
+      f.nccl_level = "VERSION";
+      f.ts = ts;
+      rest = s.substr(i);
+      return true;
+    }
   }
   size_t host_start = i;
   while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
   if (i >= s.size() || s[i] != ':') return false;
   std::string_view host = s.substr(host_start, i - host_start);
   ++i;
+  // An empty host field: ":16674:16674 [0]", and "::16674:16674 [0]" as seen in real logs.
+  if (host.empty() && i < s.size() && s[i] == ':') ++i;
   int64_t pid = 0, tid = 0;
   if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
     return false;
@@ -181,8 +191,10 @@ bool peel_glog(std::string_view& rest, Frame& f) {
   if (close == std::string_view::npos || close - i > 300) return false;
   if (!split_file_line(s.substr(i, close - i), f)) return false;
   i = close + 1;
-  // Optional " [trace id]" and " [__artifact]" groups.
-  while (i + 1 < s.size() && s[i] == ' ' && s[i + 1] == '[') {
+  // Optional " [0/8]" trace id and " [__artifact]" groups of torch logs; a
+  // glog build's "[Rank 3]" PG prefix is message text, not one of them.
+  while (i + 2 < s.size() && s[i] == ' ' && s[i + 1] == '[' &&
+         (is_digit(s[i + 2]) || s[i + 2] == '!' || s[i + 2] == '_')) {
     size_t end = s.find(']', i);
     if (end == std::string_view::npos) break;
     i = end + 1;

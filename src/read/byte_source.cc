@@ -56,8 +56,10 @@ class GzipSource final : public ByteSource {
       int code = 0;
       const char* msg = gzerror(file_, &code);
       if (n < 0 || code != Z_OK) {
-        error_ = Error::at(path_, std::string("gzip stream is damaged or truncated: ") +
-                                      (msg != nullptr ? msg : "unknown error"),
+        // zlib prefixes its message with "<fd:N>: "; the path is already in `where`.
+        std::string text = msg != nullptr ? msg : "unknown error";
+        if (size_t colon = text.rfind(": "); colon != std::string::npos) text = text.substr(colon + 2);
+        error_ = Error::at(path_, "gzip stream is damaged or truncated: " + text,
                            "the lines before the damage were kept");
       }
       return 0;

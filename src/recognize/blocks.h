@@ -13,6 +13,7 @@ struct FileRecognizer::Block {
   Event event;
   Traceback tb;
   bool after_exception = false;
+  bool last_error_next = false;  // the previous line was "Last error:": NCCL's text follows
   int message_lines = 0;
 };
 
@@ -21,6 +22,9 @@ struct FileRecognizer::Summary {
   bool have_entry = false;
   bool root_section = false;
   bool done_root = false;
+  bool in_callstack = false;   // after "traceback : Traceback (most recent call last):"
+  bool after_frames = false;   // the previous callstack line was a frame (indented 4)
+  int64_t last_event = -1;     // the entry emitted last, whose message the callstack completes
   int64_t first_line = 0;
 };
 

@@ -108,6 +108,12 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f) {
   if (line.oversized) ++counts_.oversized;
   if (util::is_blank(f.body)) {
     ++counts_.blank;
+    // "[rank0]:[E... ProcessGroupNCCL.cpp:1176] [PG 0 Rank 0] " heads a message
+    // that starts on the next, unprefixed line (the desync report): keep its writer.
+    if (f.producer == Producer::kC10 || f.producer == Producer::kGlog) {
+      header_ = make_event(EventKind::kDesyncReport, line, f);
+      header_line_ = line.line_no;
+    }
     return;
   }
   Stream& s = streams_[stream_key(f)];
@@ -180,15 +186,25 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     return true;
   }
   if (t.find("WorkNCCL(") != std::string_view::npos) {
-    if (auto w = parse_work_record(b)) {
-      if (w->context == "mention" && (t.find("terminated with exception") != std::string_view::npos))
-        w->context = "terminate_exception";
-      return emit(EventKind::kWorkRecord, *w);
-    }
+    if (auto w = parse_work_record(b)) return emit(EventKind::kWorkRecord, *w);
   }
   if (auto st = parse_pg_status(b)) return emit(EventKind::kPgStatus, *st);
   if (auto d = parse_desync_line(t); d && d->kind == "timeout_at") {
     Event e = make_event(EventKind::kDesyncReport, line, f);
+    if (!f.had_prefix && header_line_ == line.line_no - 1) {
+      e.host = header_.host;
+      e.pid = header_.pid;
+      e.tid = header_.tid;
+      e.rank = header_.rank;
+      e.local_rank = header_.local_rank;
+      e.pg_rank = header_.pg_rank;
+      e.pg_id = header_.pg_id;
+      e.pg_name = header_.pg_name;
+      e.pg_desc = header_.pg_desc;
+      e.ts_us = header_.ts_us;
+      e.ts_has_year = header_.ts_has_year;
+      e.severity = header_.severity;
+    }
     if (e.rank < 0 && d->reporter_rank >= 0 && f.pg_rank < 0) e.pg_rank = d->reporter_rank;
     e.detail = *d;
     last_desync_ = push(std::move(e), s);

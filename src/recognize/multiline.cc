@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include "blocks.h"
+#include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::recognize {
@@ -94,7 +95,8 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     return true;
   }
   // After the exception line: its message may go on over more lines.
-  if (block.message_lines < 16 && looks_like_message_detail(t)) {
+  if (block.message_lines < 16 && (block.last_error_next || looks_like_message_detail(t))) {
+    block.last_error_next = util::trim(t) == "Last error:";
     ++block.message_lines;
     if (block.tb.exc_message.size() + t.size() + 1 < kMaxExceptionMessage) {
       block.tb.exc_message += '\n';
@@ -112,12 +114,30 @@ void FileRecognizer::close_traceback(Stream& s) {
   e.detail = s.block->tb;
   s.block.reset();
   if (last_block_stream_ == &s) last_block_stream_ = nullptr;
+  // TORCH_DISTRIBUTED_DEBUG=DETAIL raises its mismatch report as the
+  // exception: keep it as a typed event too, so alignment can use it.
+  std::vector<Event> mismatches;
+  for (std::string_view line : util::split(e.text, '\n')) {
+    auto m = parse_collective_mismatch(line);
+    if (!m) continue;
+    Event me = e;
+    me.kind = EventKind::kCollectiveMismatch;
+    me.text = std::string(util::trim(line));
+    if (me.pg_rank < 0) me.pg_rank = m->rank_a;
+    me.detail = *m;
+    mismatches.push_back(std::move(me));
+  }
   push(std::move(e), s);
+  for (Event& me : mismatches) push(std::move(me), s);
 }
 
 bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, Stream& s) {
   Summary& sum = *summary_;
   std::string_view t = util::trim(f.body);
+  auto describe = [](const ProcessExit& x) {
+    std::string code = x.exit_code == INT64_MIN ? std::string("?") : std::to_string(x.exit_code);
+    return "torchrun failure: rank " + std::to_string(x.rank) + " exitcode " + code + " " + x.message;
+  };
   auto emit_entry = [&] {
     if (!sum.have_entry) return;
     Event e = make_event(EventKind::kProcessExit, line, f);
@@ -128,11 +148,9 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
     e.pid = sum.entry.pid;
     e.host = sum.entry.host;
     e.severity = 'E';
-    e.text = "torchrun failure: rank " + std::to_string(sum.entry.rank) + " exitcode " +
-             (sum.entry.exit_code == INT64_MIN ? std::string("?") : std::to_string(sum.entry.exit_code)) +
-             " " + sum.entry.message;
+    e.text = describe(sum.entry);
     e.detail = sum.entry;
-    push(std::move(e), s);
+    sum.last_event = push(std::move(e), s);
     sum.have_entry = false;
     sum.entry = ProcessExit{};
   };
@@ -156,6 +174,7 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
   if (RE2::FullMatch(sp(t), index_re)) {
     emit_entry();
     sum.have_entry = true;
+    sum.in_callstack = false;
     sum.first_line = line.line_no;
     sum.entry.source = "elastic_summary";
     sum.entry.root_cause_block = sum.root_section;
@@ -190,10 +209,28 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
     static const RE2 sig(R"(Signal \d+ \((SIG\w+)\))");
     std::string name;
     if (RE2::PartialMatch(sp(*v), sig, &name)) sum.entry.signal = name;
+    sum.in_callstack = v->starts_with("Traceback (most recent call last)");
+    sum.after_frames = false;
     emit_entry();
     return true;
   }
-  // A py_callstack traceback inside an entry is indented.
+  // A py_callstack traceback inside an entry is indented by two more spaces:
+  // frames by four, the exception line that ends it by two.
+  if (sum.in_callstack && f.body.starts_with("  ")) {
+    bool frame = f.body.starts_with("    ");
+    std::string type, message;
+    if (!frame && sum.after_frames && parse_exception_line(t, &type, &message)) {
+      Event* e = event_at(sum.last_event);
+      if (e != nullptr && std::holds_alternative<ProcessExit>(e->detail)) {
+        auto& x = std::get<ProcessExit>(e->detail);
+        x.message = std::string(util::clip(t, kMaxExceptionMessage));
+        e->text = describe(x);
+        e->end_line = line.line_no;
+      }
+    }
+    sum.after_frames = frame;
+    return true;
+  }
   if (f.body.starts_with("    ")) return true;
   emit_entry();
   summary_.reset();

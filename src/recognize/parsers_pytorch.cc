@@ -45,7 +45,11 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
   w.timeout_ms = to_int(timeout);
   w.ran_for_ms = to_int(ran);
   std::string_view head = body.substr(0, at);
-  if (contains(head, "Watchdog caught collective operation timeout") ||
+  // "... watchdog thread terminated with exception: [Rank 1] Watchdog caught ..."
+  // (and its what() copy) repeats the timeout: it is the termination.
+  if (contains(head, "terminated with exception"))
+    w.context = "terminate_exception";
+  else if (contains(head, "Watchdog caught collective operation timeout") ||
       contains(head, "Caught collective operation timeout"))
     w.context = "watchdog_timeout";
   else if (contains(body, "timed out in blocking wait"))
@@ -66,7 +70,7 @@ std::optional<PgStatus> parse_pg_status(std::string_view body) {
   static const RE2 new_family(
       R"(failure detected by watchdog at work sequence id: (\d+) PG status: last enqueued work: (-?\d+), last completed work: (-?\d+))");
   static const RE2 dump_signal(
-      R"(Received a dump signal due to a collective timeout from\s+(this local rank|rank\s+-?\d+).*?Last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
+      R"(Received a (?:dump signal due to a collective timeout|timeout signal) from\s+(this local rank|rank\s+-?\d+).*?Last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
   static const RE2 periodic(
       R"(last enqueued NCCL work: (-?\d+), last completed NCCL work: (-?\d+))");
   std::string which;
@@ -161,7 +165,8 @@ std::optional<EventKind> classify_pytorch_message(std::string_view b) {
       contains(b, "Terminating the process after attempting to dump debug info") ||
       contains(b, "Aborting communicators that received errors"))
     return EventKind::kPgTerminate;
-  if (contains(b, "flight recorder dump signal") || contains(b, "dump the debug info") ||
+  if (contains(b, "flight recorder dump signal") || contains(b, "flight-recorder dump signal") ||
+      contains(b, "Dump signal received") || contains(b, "dump the debug info") ||
       contains(b, "preparing to dump debug info") || contains(b, "dumping nccl trace to") ||
       contains(b, "Finished writing NCCLPG debug info") || contains(b, "Finished flight recorder") ||
       contains(b, "First PG on this rank to signal dumping") ||

@@ -1,7 +1,10 @@
 // src/store/ingest_writer.cc
 #include "ncclpm/store/ingest_writer.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <ctime>
@@ -26,8 +29,29 @@ std::string now_text() {
   return buf;
 }
 
-// SQLite TEXT must be valid UTF-8; logs are not always.
-Value text(std::string_view s) { return s.empty() ? Value() : Value(util::to_valid_utf8(s)); }
+// SQLite TEXT must be valid UTF-8, and NUL bytes cut C strings short: logs
+// have both. Invalid bytes and NULs become U+FFFD.
+Value text(std::string_view s) {
+  if (s.empty()) return Value();
+  std::string out = util::to_valid_utf8(s);
+  for (size_t at; (at = out.find('\0')) != std::string::npos;) out.replace(at, 1, "\xEF\xBF\xBD");
+  return Value(std::move(out));
+}
+
+// A killed ingest leaves its temporary database ("X.tmp-<pid>") behind; the
+// next ingest removes those whose process is gone.
+void remove_stale_temporaries(const fs::path& db_path) {
+  std::error_code ec;
+  fs::path dir = db_path.has_parent_path() ? db_path.parent_path() : fs::path(".");
+  std::string prefix = db_path.filename().string() + ".tmp-";
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    auto pid = util::parse_int(name.substr(prefix.size()));
+    if (pid && *pid > 0 && ::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH)
+      fs::remove(it->path(), ec);
+  }
+}
 
 }  // namespace
 
@@ -48,6 +72,7 @@ Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_pat
                                            util::quoted(parent.string()) + " does not exist",
                      "create it first, or give --db a path in an existing directory");
   }
+  remove_stale_temporaries(db_path);
   bool exists = fs::exists(db_path, ec);
   if (exists && fs::file_size(db_path, ec) == 0) exists = false;  // an empty file is a new database
   fs::path open_path = db_path;
@@ -310,7 +335,58 @@ Status IngestWriter::post_process() {
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->run({job_id_, first_new_file_id_}); !s) return s;
   }
+  if (Status s = infer_file_ranks(); !s) return s;
   return db_.exec(index_sql());
+}
+
+// A process (host, pid) whose attributed lines all name one rank gives it to
+// its other lines (a Ray actor's print()s, say).
+// Per-process files (torchrun --log-dir, rank3.log) hold one rank's lines, but
+// only some of them say so ([rank3]: on c10 lines, not on print()s). A file
+// whose attributed lines all name one rank gives that rank to the rest, and
+// stdout.log/stderr.log of one torchrun worker directory share it.
+Status IngestWriter::infer_file_ranks() {
+  const char* sql = R"SQL(
+    CREATE TEMP TABLE process_ranks AS
+      SELECT host, pid, min(rank) AS rank FROM (
+        SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL
+        UNION ALL SELECT host, pid, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
+      GROUP BY host, pid HAVING count(DISTINCT rank) = 1;
+    UPDATE events SET rank = (SELECT rank FROM process_ranks p WHERE p.host IS events.host AND p.pid = events.pid)
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
+    UPDATE unparsed_lines SET rank = (SELECT rank FROM process_ranks p WHERE p.host IS unparsed_lines.host AND p.pid = unparsed_lines.pid)
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
+    DROP TABLE process_ranks;
+    UPDATE files SET hint_rank = (
+      SELECT min(rank) FROM (SELECT rank FROM events WHERE file_id = files.file_id AND rank IS NOT NULL
+                             UNION ALL SELECT rank FROM unparsed_lines WHERE file_id = files.file_id AND rank IS NOT NULL)
+      HAVING count(DISTINCT rank) = 1)
+    WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
+    UPDATE files SET hint_rank = (
+      SELECT min(o.hint_rank) FROM files o WHERE o.job_id = files.job_id AND o.hint_rank IS NOT NULL
+        AND o.hint_local_rank = files.hint_local_rank AND o.attempt IS files.attempt
+        AND rtrim(o.rel_path, replace(o.rel_path, '/', '')) = rtrim(files.rel_path, replace(files.rel_path, '/', ''))
+      HAVING count(DISTINCT o.hint_rank) = 1)
+    WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
+    UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events.file_id)
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
+    UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
+    UPDATE collectives SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = collectives.file_id)
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;)SQL";
+  // sqlite3_prepare handles one statement at a time: run them in turn.
+  std::string_view rest = sql;
+  while (!util::trim(rest).empty()) {
+    size_t end = rest.find(";\n");
+    std::string_view one = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
+    rest.remove_prefix(one.size());
+    auto stmt = db_.prepare(one);
+    if (!stmt) return stmt.take_error();
+    bool takes_ids = sqlite3_bind_parameter_count(stmt->raw()) > 0;
+    if (Status s = stmt->run(takes_ids ? std::vector<Value>{job_id_, first_new_file_id_} : std::vector<Value>{}); !s)
+      return s;
+  }
+  return Ok{};
 }
 
 Status IngestWriter::commit(const Totals& t) {

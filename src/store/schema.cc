@@ -150,7 +150,14 @@ static Result<Connection> open_existing(const std::filesystem::path& path, bool 
     return Error::at(path.string(), "no incident database here",
                      "run `ncclpm ingest LOG_DIR --db " + path.string() + "` first");
   }
-  auto db = Connection::open(path, read_only);
+  // Readers open read-write with query_only set: a read-write connection
+  // rolls back the journal an interrupted ingest left, which a read-only one
+  // cannot. A file we may not write is opened read-only.
+  auto db = Connection::open(path, false);
+  if (db && read_only) {
+    if (Status s = db->exec("PRAGMA query_only = ON"); !s) return s.take_error();
+  }
+  if (!db) db = Connection::open(path, true);
   if (!db) return db.take_error();
   if (Status s = check_or_create_schema(*db, false); !s) return s.take_error();
   return std::move(db).value();

@@ -51,7 +51,7 @@ struct Frame {
   std::string_view pg_desc;    ///< "default_pg", "mesh_tp", ...
   Producer producer = Producer::kUnknown;
   char severity = 0;           ///< 'F','E','W','I','V','D' ('W' for NCCL WARN, 'I' for INFO)
-  std::string_view nccl_level; ///< "INFO", "WARN", "TRACE", "CALL" for NCCL lines
+  std::string_view nccl_level; ///< "INFO", "WARN", "TRACE", "CALL"; "VERSION" for a timed banner
   std::string_view src_file;   ///< ProcessGroupNCCL.cpp, transport/net_ib.cc, launch.py
   int src_line = -1;
   Timestamp ts;
@@ -72,12 +72,13 @@ class Framer {
   Frame frame(std::string_view line);
 
  private:
-  bool peel_launcher(std::string_view& rest, Frame& f);
+  bool peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled);
   bool peel_bracket_prefixes(std::string_view& rest, Frame& f);
   void peel_producer(std::string_view& rest, Frame& f);
   void peel_pg_prefix(Frame& f);
 
   LauncherFormat launcher_ = LauncherFormat::kNone;
+  bool slurm_after_pdsh_ = false;  // "node07: 3: ...": srun labels inside pdsh output
   std::vector<std::string> pdsh_hosts_;
   std::string scratch_;
 };

@@ -75,7 +75,8 @@ struct ErrorTrace {
 
 /// A WorkNCCL(...) record in any PyTorch era (log-formats B.3).
 struct WorkRecord {
-  std::string context;      ///< watchdog_timeout, blocking_wait, async_exception, mention
+  std::string context;      ///< watchdog_timeout, terminate_exception, blocking_wait,
+                            ///< async_exception, mention
   int64_t seq = -1;
   std::string op_type;      ///< _ALLGATHER_BASE, ALLREDUCE, ...
   int64_t numel_in = -1, numel_out = -1;

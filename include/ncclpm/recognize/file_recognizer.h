@@ -83,6 +83,8 @@ class FileRecognizer {
   struct Summary;
   std::unique_ptr<Summary> summary_;     // torchrun ChildFailedError block in progress
   bool expect_last_error_ = false;       // the line after "Last error:" is NCCL's text
+  Event header_;                         // a prefixed line without text: its message starts below
+  int64_t header_line_ = -1;
 };
 
 }  // namespace ncclpm::recognize

@@ -61,6 +61,7 @@ class IngestWriter {
   IngestWriter() = default;
   Status prepare_statements();
   Status post_process();
+  Status infer_file_ranks();
   Status write_event(int64_t file_id, const recognize::Event& e);
 
   Connection db_;

@@ -1,0 +1,453 @@
+// tests/recognize/parsers_pytorch_test.cc
+//
+// PyTorch ProcessGroupNCCL, c10d and launcher parsers (log-formats.md B, C,
+// D, F) on message bodies: every era's wording, and near-misses.
+#include <gtest/gtest.h>
+
+#include "ncclpm/recognize/parsers.h"
+
+namespace ncclpm::recognize {
+namespace {
+
+// --- WorkNCCL (B.3, F "WorkNCCL + timeout") ---------------------------------
+
+TEST(ParsersPytorch, ParsesWorkNcclOf1xWithTensorShapeAndNoSeq) {
+  auto w = parse_work_record(
+      "Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, TensorShape=[1024, "
+      "1024], "
+      "Timeout(ms)=1800000) ran for 1800567 milliseconds before timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->context, "watchdog_timeout");
+  EXPECT_EQ(w->seq, -1);
+  EXPECT_EQ(w->op_type, "ALLREDUCE");
+  EXPECT_EQ(w->tensor_shape, "1024, 1024");
+  EXPECT_EQ(w->numel_in, -1);
+  EXPECT_EQ(w->numel_out, -1);
+  EXPECT_EQ(w->timeout_ms, 1800000);
+  EXPECT_EQ(w->ran_for_ms, 1800567);
+}
+
+TEST(ParsersPytorch, ParsesWorkNcclWithoutSeqOrShape) {
+  auto w = parse_work_record(
+      "Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
+      "Timeout(ms)=1800000) ran for "
+      "1800083 milliseconds before timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->seq, -1);
+  EXPECT_EQ(w->op_type, "ALLREDUCE");
+  EXPECT_EQ(w->tensor_shape, "");
+  EXPECT_EQ(w->timeout_ms, 1800000);
+  EXPECT_EQ(w->ran_for_ms, 1800083);
+}
+
+TEST(ParsersPytorch, ParsesWorkNcclOf111To113WithSeqAndShape) {
+  auto w = parse_work_record(
+      "Caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, TensorShape=[10], "
+      "Timeout(ms)=600000) ran for 600345 milliseconds before timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->context, "watchdog_timeout");
+  EXPECT_EQ(w->seq, 5);
+  EXPECT_EQ(w->op_type, "BROADCAST");
+  EXPECT_EQ(w->tensor_shape, "10");
+  EXPECT_EQ(w->timeout_ms, 600000);
+  EXPECT_EQ(w->ran_for_ms, 600345);
+}
+
+TEST(ParsersPytorch, ParsesWorkNcclOf20WithSeqOnly) {
+  auto w = parse_work_record(
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, "
+      "Timeout(ms)=1800000) "
+      "ran for 1800069 milliseconds before timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->seq, 7);
+  EXPECT_EQ(w->numel_in, -1);
+  EXPECT_EQ(w->timeout_ms, 1800000);
+  EXPECT_EQ(w->ran_for_ms, 1800069);
+}
+
+TEST(ParsersPytorch, ParsesWorkNcclOf21WithNumel) {
+  auto w = parse_work_record(
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=241, OpType=_ALLGATHER_BASE, "
+      "NumelIn=1052672, NumelOut=8421376, Timeout(ms)=600000) ran for 600005 milliseconds before "
+      "timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->context, "watchdog_timeout");
+  EXPECT_EQ(w->seq, 241);
+  EXPECT_EQ(w->op_type, "_ALLGATHER_BASE");
+  EXPECT_EQ(w->numel_in, 1052672);
+  EXPECT_EQ(w->numel_out, 8421376);
+  EXPECT_EQ(w->timeout_ms, 600000);
+  EXPECT_EQ(w->ran_for_ms, 600005);
+}
+
+TEST(ParsersPytorch, TellsTheContextOfAWorkRecord) {
+  auto blocking = parse_work_record(
+      "Work WorkNCCL(SeqNum=3, OpType=BARRIER, NumelIn=1, NumelOut=1, Timeout(ms)=60000) timed out "
+      "in blocking "
+      "wait (NCCL_BLOCKING_WAIT=1).");
+  ASSERT_TRUE(blocking);
+  EXPECT_EQ(blocking->context, "blocking_wait");
+  EXPECT_EQ(blocking->ran_for_ms, -1);
+
+  auto async = parse_work_record(
+      "Collective WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) "
+      "raised the "
+      "following async exception: NCCL error: remote process exited or there was a network error");
+  ASSERT_TRUE(async);
+  EXPECT_EQ(async->context, "async_exception");
+  EXPECT_EQ(async->seq, 12);
+
+  auto mention = parse_work_record(
+      "Some work: WorkNCCL(SeqNum=1, OpType=SEND, NumelIn=8, NumelOut=8, Timeout(ms)=600000)");
+  ASSERT_TRUE(mention);
+  EXPECT_EQ(mention->context, "mention");
+  EXPECT_EQ(mention->op_type, "SEND");
+}
+
+TEST(ParsersPytorch, TellsTheWatchdogTerminationFromTheTimeoutItRepeats) {
+  // The terminate line and its what() copy embed the original timeout message.
+  auto w = parse_work_record(
+      "Process group watchdog thread terminated with exception: [Rank 1] Watchdog caught "
+      "collective operation "
+      "timeout: WorkNCCL(SeqNum=241, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+      "ran for "
+      "600002 milliseconds before timing out.");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->context, "terminate_exception");
+  EXPECT_EQ(w->seq, 241);
+  EXPECT_EQ(w->ran_for_ms, 600002);
+
+  auto old = parse_work_record(
+      "[Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught "
+      "collective operation "
+      "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800069 "
+      "milliseconds before "
+      "timing out.");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->context, "terminate_exception");
+}
+
+TEST(ParsersPytorch, RejectsWorkNcclWithoutTimeout) {
+  EXPECT_FALSE(parse_work_record("WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=5, NumelOut=5)"));
+  // Hard-wrapped in the middle of a token.
+  EXPECT_FALSE(
+      parse_work_record("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=241, OpT"));
+  EXPECT_FALSE(parse_work_record(
+      "c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<...>) + 0x1d2"));
+}
+
+// --- watchdog status family (B.4, F) ----------------------------------------
+
+TEST(ParsersPytorch, ParsesTimeoutAtStatusAndDropsGarbageCounter) {
+  auto s = parse_pg_status(
+      "Timeout at NCCL work: 4523, last enqueued NCCL work: 4523, last completed NCCL work: "
+      "76280750235782912.");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->wording, "timeout_at");
+  EXPECT_EQ(s->seq, 4523);
+  EXPECT_EQ(s->last_enqueued, 4523);
+  EXPECT_EQ(s->last_completed, -1);
+}
+
+TEST(ParsersPytorch, ParsesExceptionDetectedStatusWithNothingCompleted) {
+  auto s = parse_pg_status(
+      "Exception (either an error or timeout) detected by watchdog at work: 1, last enqueued NCCL "
+      "work: 1, last "
+      "completed NCCL work: -1.");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->wording, "exception_detected");
+  EXPECT_EQ(s->seq, 1);
+  EXPECT_EQ(s->last_enqueued, 1);
+  EXPECT_EQ(s->last_completed, -1);
+}
+
+TEST(ParsersPytorch, ParsesSplitWordingsOf26Dev) {
+  auto e = parse_pg_status(
+      "NCCL error is detected by watchdog at work: 12, last enqueued NCCL work: 13, last completed "
+      "NCCL work: 11.");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->wording, "error_detected");
+  EXPECT_EQ(e->seq, 12);
+  auto t = parse_pg_status(
+      "Work timeout is detected by watchdog at work: 12, last enqueued NCCL work: 13, last "
+      "completed NCCL work: 11.");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->wording, "timeout_detected");
+  EXPECT_EQ(t->last_enqueued, 13);
+  EXPECT_EQ(t->last_completed, 11);
+}
+
+TEST(ParsersPytorch, ParsesFailureDetectedStatusOf27) {
+  auto s = parse_pg_status(
+      " failure detected by watchdog at work sequence id: 241 PG status: last enqueued work: 241, "
+      "last completed "
+      "work: 240");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->wording, "failure_detected");
+  EXPECT_EQ(s->seq, 241);
+  EXPECT_EQ(s->last_enqueued, 241);
+  EXPECT_EQ(s->last_completed, 240);
+}
+
+TEST(ParsersPytorch, ParsesDumpSignalFromThisRankAndFromAnother) {
+  auto local = parse_pg_status(
+      "Received a dump signal due to a collective timeout from this local rank and we will try our "
+      "best to dump "
+      "the debug info. Last enqueued NCCL work: 241, last completed NCCL work: 240.This is most "
+      "likely caused by "
+      "incorrect usages of collectives, e.g., wrong sizes used across ranks.");
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->wording, "dump_signal");
+  EXPECT_EQ(local->source_rank, "this local rank");
+  EXPECT_EQ(local->seq, -1);
+  EXPECT_EQ(local->last_enqueued, 241);
+  EXPECT_EQ(local->last_completed, 240);
+
+  auto remote = parse_pg_status(
+      "Received a dump signal due to a collective timeout from  rank 7 and we will try our best to "
+      "dump the debug "
+      "info. Last enqueued NCCL work: 310, last completed NCCL work: 309.This is most likely "
+      "caused by ...");
+  ASSERT_TRUE(remote);
+  EXPECT_EQ(remote->source_rank, "rank 7");
+  EXPECT_EQ(remote->last_enqueued, 310);
+  EXPECT_EQ(remote->last_completed, 309);
+}
+
+TEST(ParsersPytorch, ParsesEarlyTimeoutSignalWording) {
+  // torch 2.3-dev (pytorch#122850 test output).
+  auto s = parse_pg_status(
+      "Received a timeout signal from this local rank and will start to dump the debug info. Last "
+      "enqueued NCCL "
+      "work: 2, last completed NCCL work: 1.");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->wording, "dump_signal");
+  EXPECT_EQ(s->source_rank, "this local rank");
+  EXPECT_EQ(s->last_enqueued, 2);
+  EXPECT_EQ(s->last_completed, 1);
+}
+
+TEST(ParsersPytorch, ParsesPeriodicWorkUpdate) {
+  auto s = parse_pg_status(
+      "NCCL Work update periodically: last enqueued NCCL work: 1200, last completed NCCL work: "
+      "1199.");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->wording, "periodic");
+  EXPECT_EQ(s->last_enqueued, 1200);
+  EXPECT_EQ(s->last_completed, 1199);
+}
+
+TEST(ParsersPytorch, RejectsTruncatedStatusLines) {
+  EXPECT_FALSE(parse_pg_status("Timeout at NCCL work: 4523, last enqueued NCCL work: 4523"));
+  EXPECT_FALSE(parse_pg_status(
+      "failure detected by watchdog at work sequence id: 241 PG status: last enqueued work:"));
+  EXPECT_FALSE(parse_pg_status("Watchdog caught collective operation timeout"));
+  EXPECT_FALSE(
+      parse_pg_status("Received a dump signal due to a collective timeout from  rank 7 and we will "
+                      "try our best to dump the "
+                      "debug info. Last enqueued NCCL work: 310"));
+}
+
+// --- desync report (B.8) ----------------------------------------------------
+
+TEST(ParsersPytorch, ParsesDesyncReportBullets) {
+  auto head = parse_desync_line("\t - [0] Timeout at collective: ALLREDUCE, #315");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->kind, "timeout_at");
+  EXPECT_EQ(head->reporter_rank, 0);
+  EXPECT_EQ(head->op_type, "ALLREDUCE");
+  EXPECT_EQ(head->seq, 315);
+
+  auto never = parse_desync_line(
+      "\t - To our best knowledge, ranks [1, 5] are the lagging ranks that caused this timeout. "
+      "They never joined "
+      "any collectives");
+  ASSERT_TRUE(never);
+  EXPECT_EQ(never->kind, "never_joined");
+  EXPECT_EQ(never->lagging_ranks, "[1, 5]");
+
+  auto not_finished =
+      parse_desync_line("\t   - [7] joined but didn't finish collective #183 (count from 1)");
+  ASSERT_TRUE(not_finished);
+  EXPECT_EQ(not_finished->kind, "joined_not_finished");
+  EXPECT_EQ(not_finished->lagging_ranks, "[7]");
+  EXPECT_EQ(not_finished->seq, 183);
+
+  auto not_joined = parse_desync_line(
+      "[7] finished collective #182, but didn't join collective #183 (count from 1)");
+  ASSERT_TRUE(not_joined);
+  EXPECT_EQ(not_joined->kind, "finished_not_joined");
+  EXPECT_EQ(not_joined->lagging_ranks, "[7]");
+  EXPECT_EQ(not_joined->seq, 183);
+}
+
+TEST(ParsersPytorch, RejectsDesyncLookalikes) {
+  EXPECT_FALSE(parse_desync_line("\t - Snapshot of ranks' latest states:"));
+  EXPECT_FALSE(parse_desync_line("\t   #183 started ranks:"));
+  EXPECT_FALSE(parse_desync_line("Timeout at collective: ALLREDUCE"));
+}
+
+// --- mismatch (B.8 DETAIL) --------------------------------------------------
+
+TEST(ParsersPytorch, ParsesCollectiveMismatch) {
+  auto m = parse_collective_mismatch(
+      "Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=12, OpType=ALLREDUCE, TensorShape=[10], "
+      "TensorDtypes=Float, "
+      "TensorDeviceTypes=TensorOptions(dtype=float, device=cuda)), but Rank 1 is running "
+      "collective: "
+      "CollectiveFingerPrint(SequenceNumber=12, OpType=BROADCAST, TensorShape=[10], "
+      "TensorDtypes=Float, "
+      "TensorDeviceTypes=TensorOptions(dtype=float, device=cuda)).Collectives differ in the "
+      "following aspects: "
+      "\t Op type: ALLREDUCEvs BROADCAST");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->rank_a, 0);
+  EXPECT_EQ(m->rank_b, 1);
+  EXPECT_EQ(m->seq, 12);
+  EXPECT_EQ(m->op_a, "ALLREDUCE");
+  EXPECT_EQ(m->op_b, "BROADCAST");
+
+  auto old = parse_collective_mismatch(
+      "Detected mismatch between collectives on ranks. Rank 0 is running inconsistent collective: "
+      "CollectiveFingerPrint(OpType=ALLREDUCE, TensorShape=[20, 10]), but Rank 1 is running "
+      "inconsistent "
+      "collective: CollectiveFingerPrint(OpType=REDUCE)");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->rank_a, 0);
+  EXPECT_EQ(old->rank_b, 1);
+  EXPECT_EQ(old->seq, -1);
+  EXPECT_EQ(old->op_a, "ALLREDUCE");
+  EXPECT_EQ(old->op_b, "REDUCE");
+
+  EXPECT_FALSE(parse_collective_mismatch("Rank 0 is running collective: ALLREDUCE"));
+}
+
+// --- other ProcessGroupNCCL / c10d messages (B.4-B.9) -----------------------
+
+TEST(ParsersPytorch, ClassifiesPytorchMessages) {
+  struct Case {
+    const char* body;
+    EventKind kind;
+  };
+  const Case cases[] = {
+      {"ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+       "monitoring enqueued "
+       "collectives.",
+       EventKind::kWatchdogStuck},
+      {"Heartbeat monitor timed out! Process will be terminated after dumping debug info. "
+       "workMetaList_.size()=1",
+       EventKind::kWatchdogStuck},
+      {"NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system "
+       "error (run with "
+       "NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+       EventKind::kNcclErrorSurfaced},
+      {"NCCL error: remote process exited or there was a network error, NCCL version 2.20.5",
+       EventKind::kNcclErrorSurfaced},
+      {"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+       "prematurely.",
+       EventKind::kNcclErrorSurfaced},
+      {"NCCL communicator was aborted on rank 3.  Original reason for failure was: timeout",
+       EventKind::kNcclErrorSurfaced},
+      {"Process group watchdog thread terminated with exception: CUDA error: an illegal memory "
+       "access",
+       EventKind::kPgTerminate},
+      {"To avoid data inconsistency, we are taking the entire process down.",
+       EventKind::kPgTerminate},
+      {"Terminating the process after attempting to dump debug info, due to collective timeout or "
+       "exception.",
+       EventKind::kPgTerminate},
+      {"Broadcasting flight-recorder dump signal to other processes via TCPStore.",
+       EventKind::kDumpSignal},
+      {"ProcessGroupNCCL preparing to dump debug info. Include stack trace: 1",
+       EventKind::kDumpSignal},
+      {"Stack trace of the failed collective not found, potentially because FlightRecorder is "
+       "disabled.",
+       EventKind::kDumpSignal},
+      {"[c10d] recvValue failed on SocketImpl(fd=77, addr=[::ffff:127.0.0.1]:39732, "
+       "remote=[::ffff:127.0.0.1]:29600): failed to recv, got 0 bytes",
+       EventKind::kStoreError},
+      {"terminate called after throwing an instance of 'c10::DistBackendError'",
+       EventKind::kCppException},
+      {"Fatal Python error: Aborted", EventKind::kCppException},
+  };
+  for (const Case& c : cases) {
+    auto kind = classify_pytorch_message(c.body);
+    ASSERT_TRUE(kind) << c.body;
+    EXPECT_EQ(*kind, c.kind) << c.body;
+  }
+  EXPECT_FALSE(classify_pytorch_message("epoch 3 loss 0.25"));
+  EXPECT_FALSE(classify_pytorch_message("retrying after transient NCCL errors"));
+  EXPECT_FALSE(
+      classify_pytorch_message("ProcessGroupNCCL initialization options: size: 8, global rank: 0"));
+}
+
+// --- launchers (C.2, D, F "Elastic") ---------------------------------------
+
+TEST(ParsersPytorch, ParsesElasticFailedLine) {
+  auto e = parse_process_exit(
+      "failed (exitcode: -6) local_rank: 3 (pid: 12345) of binary: /usr/bin/python3");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->source, "elastic_failed");
+  EXPECT_EQ(e->exit_code, -6);
+  EXPECT_EQ(e->signal, "SIGABRT");
+  EXPECT_EQ(e->local_rank, 3);
+  EXPECT_EQ(e->pid, 12345);
+
+  auto one = parse_process_exit(
+      "failed (exitcode: 1) local_rank: 0 (pid: 13670) of binary: /data/envs/x/bin/python");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->exit_code, 1);
+  EXPECT_EQ(one->signal, "");
+}
+
+TEST(ParsersPytorch, RejectsElasticFailedLineCutBeforePid) {
+  EXPECT_FALSE(parse_process_exit("failed (exitcode: 1) local_rank: 0"));
+}
+
+TEST(ParsersPytorch, ParsesSrunTaskExits) {
+  auto e = parse_process_exit("srun: error: node-b: task 9: Exited with exit code 1");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->source, "srun");
+  EXPECT_EQ(e->host, "node-b");
+  EXPECT_EQ(e->rank, 9);
+  EXPECT_EQ(e->exit_code, 1);
+
+  auto killed = parse_process_exit("srun: error: gpu-node3: tasks 4-7: Killed");
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(killed->host, "gpu-node3");
+  EXPECT_EQ(killed->rank, 4);
+  EXPECT_EQ(killed->exit_code, INT64_MIN);
+  EXPECT_EQ(killed->signal, "Killed");
+
+  EXPECT_FALSE(parse_process_exit(
+      "srun: error: Unable to allocate resources: Invalid partition name specified"));
+}
+
+TEST(ParsersPytorch, ParsesDeepSpeedLauncherExit) {
+  auto e = parse_process_exit(
+      "['/usr/bin/python', '-u', 'train.py', '--local_rank=7', '--deepspeed'] exits with return "
+      "code = -6");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->source, "deepspeed");
+  EXPECT_EQ(e->exit_code, -6);
+  EXPECT_EQ(e->signal, "SIGABRT");
+  EXPECT_EQ(e->local_rank, 7);
+
+  auto bare = parse_process_exit("exits with return code = 1");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->exit_code, 1);
+  EXPECT_EQ(bare->local_rank, -1);
+}
+
+TEST(ParsersPytorch, ParsesClosingSignal) {
+  auto s = parse_signal_sent("Sending process 1245 closing signal SIGTERM");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->pid, 1245);
+  EXPECT_EQ(s->signal, "SIGTERM");
+  EXPECT_FALSE(parse_signal_sent("Sending process 1245 closing signal"));
+  EXPECT_FALSE(parse_signal_sent("Received SIGTERM death signal, shutting down workers"));
+}
+
+}  // namespace
+}  // namespace ncclpm::recognize

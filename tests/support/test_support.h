@@ -1,0 +1,41 @@
+// tests/support/test_support.h
+//
+// Helpers shared by tests: temporary directories, writing files, running the
+// real ncclpm binary and reading what it printed.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ncclpm::testing {
+
+/// A fresh directory under $TMPDIR, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_file(const std::filesystem::path& path, const std::string& content);
+std::string read_file(const std::filesystem::path& path);
+/// gzip-compresses `content` into `path` (zlib, a real .gz stream).
+void write_gzip(const std::filesystem::path& path, const std::string& content);
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs the ncclpm binary with `args` (no shell), waits, returns what it printed.
+RunResult run_ncclpm(const std::vector<std::string>& args);
+
+/// Path of a file under the source tree (fixtures/...).
+std::filesystem::path source_path(const std::string& rel);
+
+}  // namespace ncclpm::testing
