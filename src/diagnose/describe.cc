@@ -66,7 +66,8 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
                         : a.culprit_basis == "status" ? "its last enqueued work is below that seq"
                         : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
                         : a.culprit_basis == "coll" ? "it issued fewer NCCL calls than the others"
-                                                    : "it never reported the timeout the others hit";
+                        : f.culprit_ranks.size() > 1 ? "they never reported the timeout the others hit"
+                                                     : "it never reported the timeout the others hit";
     return "Rank " + culprits + " never issued " + collective_words(a) + " (" + basis + "); rank " +
            rank_list(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
   }

@@ -57,7 +57,7 @@ Result<int> dtype_of_op(store::Connection& db, int64_t job_id, const std::string
   auto stmt = db.prepare(
       "SELECT datatype FROM (SELECT datatype, op FROM collectives WHERE job_id = ?1"
       " UNION ALL SELECT datatype, op FROM flight_recorder_entries WHERE job_id = ?1)"
-      " WHERE datatype IS NOT NULL GROUP BY datatype, op ORDER BY (lower(replace(op, '_', '')) = ?2) DESC, count(*) DESC LIMIT 1");
+      " WHERE datatype IS NOT NULL GROUP BY datatype, op ORDER BY (lower(replace(op, '_', '')) = ?2) DESC, count(*) DESC, datatype LIMIT 1");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, op}); !s) return s.take_error();
   if (stmt->step()) return static_cast<int>(stmt->column_int(0));
@@ -109,6 +109,12 @@ void order_findings(std::vector<Finding>& findings) {
     if (f.first_ts_us != 0 && (first_crash == 0 || f.first_ts_us < first_crash)) first_crash = f.first_ts_us;
   }
   for (Finding& f : findings) {
+    // Ranks that "never issued" the collective because one of them crashed:
+    // the crash is the cause, the missing collective its consequence.
+    if (crash && f.rule == "rank-never-issued-collective" && f.root_cause) {
+      f.root_cause = false;
+      f.summary += " The crash above explains it.";
+    }
     bool network = f.category == "network_socket" || f.category == "network_ib";
     if (crash && network && f.root_cause && (first_crash == 0 || f.first_ts_us == 0 || f.first_ts_us >= first_crash)) {
       f.root_cause = false;

@@ -2,6 +2,7 @@
 #include "job_facts.h"
 
 #include <algorithm>
+#include <tuple>
 #include <re2/re2.h>
 
 namespace ncclpm::diagnose {
@@ -84,7 +85,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   Status s = each_row(db,
       "SELECT rank, host, count(*) FROM (SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL"
       " UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL)"
-      " GROUP BY rank, host ORDER BY rank, count(*) DESC", job_id,
+      " GROUP BY rank, host ORDER BY rank, count(*) DESC, host", job_id,
       [&](const store::Statement& r) {
         int rank = static_cast<int>(r.column_int(0));
         f.ranks.insert(rank);
@@ -157,14 +158,14 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         f.failures.push_back(std::move(fl));
       });
   if (!s) return s.take_error();
-  std::stable_sort(f.failures.begin(), f.failures.end(), [](const Failure& a, const Failure& b) {
+  std::sort(f.failures.begin(), f.failures.end(), [](const Failure& a, const Failure& b) {
     if ((a.at.ts_us == 0) != (b.at.ts_us == 0)) return a.at.ts_us != 0;
-    return a.at.ts_us < b.at.ts_us;
+    return std::tie(a.at.ts_us, a.at.file, a.at.line, a.kind) < std::tie(b.at.ts_us, b.at.file, b.at.line, b.kind);
   });
 
   s = each_row(db,
       "SELECT n.name, n.value, count(*) FROM nccl_env n WHERE n.job_id = ?1 GROUP BY n.name, n.value"
-      " ORDER BY count(*)", job_id,
+      " ORDER BY count(*), n.name, n.value", job_id,
       [&](const store::Statement& r) { f.nccl_env[r.column_text(0)] = r.column_text(1); });
   if (!s) return s.take_error();
 
@@ -182,7 +183,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   static const RE2 ifname(R"((?:OOB|Using|Using \[\d+\])\s*\[?\d*\]?([A-Za-z][\w.-]*):\d+\.\d+\.\d+\.\d+)");
   static const RE2 hca(R"(\[\d+\](mlx\d+_\d+|\w+_\d+):\d+/)");
   s = each_row(db,
-      "SELECT text FROM events WHERE job_id = ?1 AND kind = 'nccl_network' LIMIT 2000", job_id,
+      "SELECT text FROM events WHERE job_id = ?1 AND kind = 'nccl_network' ORDER BY file_id, line_no LIMIT 2000", job_id,
       [&](const store::Statement& r) {
         std::string text = r.column_text(0);
         re2::StringPiece in(text);

@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "ncclpm/util/text.h"
 
@@ -27,7 +28,7 @@ bool kind_allowed(const rules::Rule& r, const std::string& kind) {
 void add_hit(RuleHits& h, const Located& l) {
   ++h.count;
   if (l.rank >= 0) h.ranks.insert(l.rank);
-  if (h.lines.size() < kMaxHitsKept) h.lines.push_back(l);
+  h.lines.push_back(l);
 }
 
 bool version_in_range(const rules::VersionGate& g, const std::string& v) {
@@ -179,11 +180,13 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
   for (auto& [i, h] : hits) {
     // Signatures: the earliest hit first. A culprit's activity: its latest line first.
     bool latest_first = rules[i].scope == rules::Scope::kCulpritTail;
-    std::stable_sort(h.lines.begin(), h.lines.end(), [&](const Located& x, const Located& y) {
+    // A total order, so that the result does not depend on row order in the store.
+    std::sort(h.lines.begin(), h.lines.end(), [&](const Located& x, const Located& y) {
       if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
-      if (latest_first) return x.ts_us != y.ts_us ? x.ts_us > y.ts_us : x.line > y.line;
-      return x.ts_us < y.ts_us;
+      if (latest_first) return std::tie(y.ts_us, y.file, y.line) < std::tie(x.ts_us, x.file, x.line);
+      return std::tie(x.ts_us, x.file, x.line) < std::tie(y.ts_us, y.file, y.line);
     });
+    if (h.lines.size() > kMaxHitsKept) h.lines.resize(kMaxHitsKept);
   }
   return hits;
 }

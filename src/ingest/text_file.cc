@@ -6,6 +6,7 @@
 #include "file_parser.h"
 #include "ncclpm/frame/framer.h"
 #include "ncclpm/read/line_reader.h"
+#include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::ingest {
@@ -81,7 +82,11 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   simdjson::ondemand::parser json_parser;
   JsonRecord record;
 
-  auto feed = [&](const read::PhysicalLine& l) {
+  // A WorkNCCL record hard-wrapped mid-token ("...SeqNum=9713, OpT" / "ype=...")
+  // is held back one line and rejoined when the next line has no prefix.
+  std::optional<read::PhysicalLine> held;
+  std::string held_text;
+  auto feed_one = [&](const read::PhysicalLine& l) {
     if (json_lines && parse_json_record(l.text, json_parser, record)) {
       frame::Frame f = framer.frame(record.message);
       if (f.rank < 0 && record.rank >= 0) f.rank = static_cast<int>(record.rank);
@@ -89,7 +94,34 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
       recognizer.feed(l, f);
       return;
     }
-    recognizer.feed(l, framer.frame(l.text));
+    frame::Frame f = framer.frame(l.text);
+    if (f.body.find("WorkNCCL(") != std::string_view::npos && !recognize::parse_work_record(f.body)) {
+      held = l;
+      held_text.assign(l.text);
+      held->text = held_text;
+      return;
+    }
+    recognizer.feed(l, f);
+  };
+  auto feed = [&](const read::PhysicalLine& l) {
+    if (held) {
+      read::PhysicalLine first = *held;
+      held.reset();
+      bool continues = !framer.frame(l.text).had_prefix;
+      if (continues) {
+        std::string joined = held_text + std::string(l.text);
+        frame::Frame f = framer.frame(joined);
+        if (recognize::parse_work_record(f.body)) {
+          read::PhysicalLine both = first;
+          both.text = joined;
+          both.full_bytes = static_cast<int64_t>(joined.size());
+          recognizer.feed(both, f, 2);
+          return;
+        }
+      }
+      recognizer.feed(first, framer.frame(first.text));
+    }
+    feed_one(l);
   };
   auto flush = [&](bool final) {
     recognizer.drain(batch.rows, final);
@@ -116,6 +148,11 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     if (cancel != nullptr && cancel->load()) break;
     recognizer.drain(batch.rows, false);
     if (batch.rows.size() >= kBatchRows) flush(false);
+  }
+  if (held) {
+    read::PhysicalLine last = *held;
+    held.reset();
+    recognizer.feed(last, framer.frame(last.text));
   }
   recognizer.finish();
   flush(true);

@@ -102,9 +102,9 @@ bool FileRecognizer::attach(int64_t index, const PhysicalLine& line, std::string
   return true;
 }
 
-void FileRecognizer::feed(const PhysicalLine& line, const Frame& f) {
-  ++counts_.read;
-  counts_.bytes += line.full_bytes + 1;
+void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical_lines) {
+  counts_.read += physical_lines;
+  counts_.bytes += line.full_bytes + physical_lines;
   if (line.oversized) ++counts_.oversized;
   if (util::is_blank(f.body)) {
     ++counts_.blank;
@@ -132,8 +132,13 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f) {
          (f.producer == Producer::kUnknown && continue_event(line, f, s));
   }
   if (ok) {
-    ++counts_.recognized;
+    counts_.recognized += physical_lines;
+    if (physical_lines > 1) {
+      if (Event* e = event_at(file_last_event_); e != nullptr && e->line_no == line.line_no)
+        e->end_line = line.line_no + physical_lines - 1;
+    }
   } else {
+    counts_.unparsed += physical_lines - 1;
     keep_unparsed(line, f);
   }
 }

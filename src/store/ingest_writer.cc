@@ -339,14 +339,19 @@ Status IngestWriter::post_process() {
   return db_.exec(index_sql());
 }
 
-// A process (host, pid) whose attributed lines all name one rank gives it to
-// its other lines (a Ray actor's print()s, say).
+// In the default process group (PG 0, or a message with no group named) the
+// rank in the group is the global rank. A process (host, pid) whose
+// attributed lines all name one rank gives it to its other lines (a Ray
+// actor's print()s, say).
 // Per-process files (torchrun --log-dir, rank3.log) hold one rank's lines, but
 // only some of them say so ([rank3]: on c10 lines, not on print()s). A file
 // whose attributed lines all name one rank gives that rank to the rest, and
 // stdout.log/stderr.log of one torchrun worker directory share it.
 Status IngestWriter::infer_file_ranks() {
   const char* sql = R"SQL(
+    UPDATE events SET rank = pg_rank
+      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pg_rank IS NOT NULL
+        AND coalesce(pg_id, '0') = '0' AND coalesce(pg_desc, 'default_pg') = 'default_pg';
     CREATE TEMP TABLE process_ranks AS
       SELECT host, pid, min(rank) AS rank FROM (
         SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL

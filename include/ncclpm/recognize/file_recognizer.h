@@ -42,7 +42,9 @@ class FileRecognizer {
   explicit FileRecognizer(const discover::PathHints& hints);
   ~FileRecognizer();
 
-  void feed(const read::PhysicalLine& line, const frame::Frame& f);
+  /// `physical_lines` > 1 when the framer rejoined a line that a terminal or
+  /// collector hard-wrapped (`line` then spans that many physical lines).
+  void feed(const read::PhysicalLine& line, const frame::Frame& f, int physical_lines = 1);
   /// Closes open multi-line blocks; call once at the end of the file.
   void finish();
   /// Moves out the rows produced so far. With `final` false (mid-file) the
