@@ -49,15 +49,25 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   return false;
 }
 
-// The lines a builtin rule rests on.
-void builtin_evidence(const std::string& name, const JobFacts& f, const Alignment& a, RuleHits& h) {
+// The lines a builtin rule rests on; for a missing rank, also its own last
+// lines: what it was doing while the others waited.
+Status builtin_evidence(store::Connection& db, const std::string& name, const JobFacts& f,
+                        const Alignment& a, RuleHits& h) {
   if (name == "version-mismatch") {
     for (const auto& [v, lines] : f.nccl_versions) add_hit(h, lines.front());
-    return;
+    return Ok{};
   }
   for (const Located& l : a.evidence) add_hit(h, l);
   for (int r : a.culprits) h.ranks.insert(r);
+  if (name == "never-issued") {
+    for (int r : a.culprits) {
+      auto tail = rank_tail(db, f.job_id, r, 2);
+      if (!tail) return tail.take_error();
+      for (auto it = tail->rbegin(); it != tail->rend() && it - tail->rbegin() < 2; ++it) add_hit(h, *it);
+    }
+  }
   if (h.count == 0) h.count = 1;
+  return Ok{};
 }
 
 // Of a multi-line event (a traceback), the line the rule matched is the
@@ -143,7 +153,9 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
 
   for (size_t i = 0; i < rules.size(); ++i) {
     const rules::Rule& r = rules[i];
-    if (!r.builtin.empty() && builtin_fires(r.builtin, f, a)) builtin_evidence(r.builtin, f, a, hits[i]);
+    if (!r.builtin.empty() && builtin_fires(r.builtin, f, a)) {
+      if (Status s = builtin_evidence(db, r.builtin, f, a, hits[i]); !s) return s.take_error();
+    }
   }
   // Gates: every 'also' pattern seen, the version in range.
   for (auto it = hits.begin(); it != hits.end();) {

@@ -278,7 +278,7 @@ bool Framer::peel_bracket_prefixes(std::string_view& rest, Frame& f) {
 void Framer::peel_producer(std::string_view& rest, Frame& f) {
   if (rest.empty()) return;
   if (rest[0] == '[') {
-    if (peel_c10(rest, f) || peel_nccl(rest, f) || peel_deepspeed(rest, f) ||
+    if (peel_c10(rest, f) || peel_nccl(rest, f) || peel_deepspeed(rest, f) || peel_hf_logging(rest, f) ||
         peel_py_logging(rest, f))
       return;
     return;

@@ -266,6 +266,32 @@ bool peel_py_logging(std::string_view& rest, Frame& f) {
   return true;
 }
 
+// Hugging Face transformers' logging format:
+// [INFO|trainer.py:3503] 2024-08-15 20:28:18,331 >> msg
+bool peel_hf_logging(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  if (s.size() < 12 || s[0] != '[') return false;
+  size_t bar = s.find('|');
+  size_t close = s.find("] ");
+  if (bar == std::string_view::npos || close == std::string_view::npos || bar > close || bar > 10) return false;
+  std::string_view level = s.substr(1, bar - 1);
+  if (level != "INFO" && level != "WARNING" && level != "ERROR" && level != "DEBUG" && level != "CRITICAL")
+    return false;
+  if (!split_file_line(s.substr(bar + 1, close - bar - 1), f)) return false;
+  size_t i = close + 2;
+  Timestamp ts;
+  size_t n = parse_date_time(s.substr(i), ts);
+  if (n != 0) {
+    f.ts = ts;
+    i += n;
+    if (s.substr(i, 4) == " >> ") i += 4;
+  }
+  f.producer = Producer::kPyLogging;
+  f.severity = level[0] == 'C' ? 'F' : level[0];
+  rest = s.substr(std::min(i, s.size()));
+  return true;
+}
+
 // [2024-05-01 10:00:00,123] [INFO] [launch.py:256:main] msg
 bool peel_deepspeed(std::string_view& rest, Frame& f) {
   std::string_view s = rest;

@@ -90,5 +90,6 @@ bool peel_c10(std::string_view& rest, Frame& f);
 bool peel_glog(std::string_view& rest, Frame& f);
 bool peel_py_logging(std::string_view& rest, Frame& f);
 bool peel_deepspeed(std::string_view& rest, Frame& f);
+bool peel_hf_logging(std::string_view& rest, Frame& f);
 
 }  // namespace ncclpm::frame
