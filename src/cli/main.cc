@@ -27,6 +27,7 @@ constexpr Command kCommands[] = {
     {"query", "run read-only SQL on the incident database", cmd_query},
     {"schema", "print the incident database's schema", cmd_schema},
     {"rules", "list or check the failure-signature rules", cmd_rules},
+    {"history", "recurring culprit hosts, ranks and signatures across jobs", cmd_history},
 };
 
 void print_help() {
