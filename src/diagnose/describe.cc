@@ -85,6 +85,11 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     }
     return "Ranks run different NCCL versions: " + join(versions, "; ") + ".";
   }
+  if (rule.builtin == "ignored-settings") {
+    std::vector<std::string> reasons;
+    for (const IgnoredSetting& s : facts.ignored_settings) reasons.push_back(s.reason);
+    return "The job sets NCCL variables that its NCCL does not read: " + join(reasons, "; ") + ".";
+  }
   if (cat == "collective_timeout") {
     std::string s = "Rank " + rank_list(victims) + " timed out after " + seconds(a.timeout_ms) +
                     " s in " + collective_words(a) + ".";

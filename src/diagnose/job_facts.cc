@@ -216,6 +216,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (!s) return s.take_error();
 
   if (Status st = load_reported_culprits(db, job_id, f); !st) return st.take_error();
+  if (Status st = check_nccl_settings(db, f); !st) return st.take_error();
 
   s = each_row(db,
       "SELECT rank, max(last_enqueued) FROM flight_recorder_pg_status WHERE job_id = ?1 AND rank IS NOT NULL"

@@ -48,6 +48,12 @@ struct Failure {
   std::string kind;  ///< event kind
 };
 
+/// An NCCL_* setting the job set that its NCCL does not read.
+struct IgnoredSetting {
+  Located at;
+  std::string name, reason;
+};
+
 struct CollStats {
   int rank = -1;
   int nranks = -1;
@@ -71,10 +77,15 @@ struct JobFacts {
   std::vector<std::string> hcas;                 ///< IB devices seen
   std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
   std::set<int> reported_culprits;               ///< named by PyTorch's desync/mismatch reports
+  std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;
 };
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id);
+
+/// Finds the NCCL_* settings the job's lines set (`NCCL_X=value`) that the
+/// job's NCCL version does not read (settings_check.cc).
+Status check_nccl_settings(store::Connection& db, JobFacts& facts);
 
 /// The last lines a rank wrote before its first failure line: what it was
 /// doing when the others waited.

@@ -41,6 +41,7 @@ bool version_in_range(const rules::VersionGate& g, const std::string& v) {
 bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& a) {
   if (name == "never-issued") return a.has_timeouts && !a.culprits.empty();
   if (name == "all-stuck") return a.all_stuck;
+  if (name == "ignored-settings") return !f.ignored_settings.empty();
   if (name == "version-mismatch") {
     std::set<std::string> versions;
     for (const auto& [v, lines] : f.nccl_versions) versions.insert(v.substr(0, v.find('+')));
@@ -55,6 +56,10 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
                         const Alignment& a, RuleHits& h) {
   if (name == "version-mismatch") {
     for (const auto& [v, lines] : f.nccl_versions) add_hit(h, lines.front());
+    return Ok{};
+  }
+  if (name == "ignored-settings") {
+    for (const IgnoredSetting& s : f.ignored_settings) add_hit(h, s.at);
     return Ok{};
   }
   for (const Located& l : a.evidence) add_hit(h, l);
