@@ -12,6 +12,18 @@
 #include "ncclpm/rules/nccl_settings.h"
 
 namespace ncclpm::diagnose {
+namespace {
+
+// Variables containers and build systems set to describe an install, not to
+// configure NCCL (NGC images export NCCL_VERSION=2.19.3-1).
+bool describes_install(const std::string& name) {
+  static const char* kNames[] = {"NCCL_VERSION", "NCCL_HOME",    "NCCL_ROOT",        "NCCL_ROOT_DIR",
+                                 "NCCL_LIB_DIR", "NCCL_INCLUDE_DIR", "NCCL_DIR",     "NCCL_PATH",
+                                 "NCCL_PKG_VERSION", "NCCL_LIBRARY"};
+  return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return name == n; });
+}
+
+}  // namespace
 
 Status check_nccl_settings(store::Connection& db, JobFacts& f) {
   auto settings = rules::NcclSettings::load();
@@ -41,7 +53,7 @@ Status check_nccl_settings(store::Connection& db, JobFacts& f) {
     re2::StringPiece in(text);
     std::string name;
     while (RE2::FindAndConsume(&in, assignment, &name)) {
-      if (found.count(name) != 0) continue;
+      if (found.count(name) != 0 || describes_install(name)) continue;
       std::string reason;
       auto span = settings->span(name);
       if (!span) {
