@@ -72,7 +72,8 @@ int cmd_ingest(const Args& args) {
       ("db", po::value<std::string>()->default_value(default_db_path()), "incident database to write")
       ("job", po::value<std::string>(), "job name (default: the directory's name)")
       ("threads", po::value<int>()->default_value(0), "parsing threads (0: one per core)")
-      ("quiet,q", "print nothing but errors");
+      ("quiet,q", "print nothing but errors")
+      ("timings", "print where the time went");
   po::options_description hidden;
   hidden.add_options()("path", po::value<std::vector<std::string>>(), "log paths");
   po::positional_options_description pos;
@@ -110,6 +111,9 @@ int cmd_ingest(const Args& args) {
   std::fprintf(stderr, "ingested %s lines from %s files in %.2f s (%s already in the database)\n",
                with_commas(r.totals.read).c_str(), with_commas(r.files_new).c_str(), r.seconds,
                with_commas(r.files_already).c_str());
+  if (vm.count("timings") != 0)
+    std::fprintf(stderr, "timings: read+parse+write %.2f s, finalize (inference, indexes, commit) %.2f s\n",
+                 r.seconds - r.finalize_seconds, r.finalize_seconds);
   if (quiet) return 0;
   std::cout << "job " << r.job << " -> " << r.db_path.string() << "\n";
   std::cout << "files: " << r.files_new << " new, " << r.files_already << " already ingested, "

@@ -207,10 +207,13 @@ Result<Report> run(const Options& opt) {
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   store::IngestWriter::Totals totals{report.files_new, report.files_already, report.totals.read,
                                      report.totals.bytes, report.seconds};
+  auto finalize_start = std::chrono::steady_clock::now();
   if (Status s = w.commit(totals); !s) {
     w.abort();
     return s.take_error();
   }
+  report.finalize_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - finalize_start).count();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

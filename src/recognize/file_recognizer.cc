@@ -150,6 +150,15 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
     coll->host = std::string(f.host);
     coll->pid = f.pid;
     coll->rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+    if (!comm_ranks_.empty()) {
+      std::string process = coll->host + '|' + std::to_string(f.pid);
+      auto comm = comm_ranks_.find(process + '|' + coll->comm);
+      if (comm != comm_ranks_.end()) coll->comm_rank = comm->second.rank;
+      if (coll->rank < 0) {
+        auto world = process_ranks_.find(process);
+        if (world != process_ranks_.end()) coll->rank = world->second.rank;
+      }
+    }
     coll->device = f.device;
     coll->ts_us = f.ts.valid() ? f.ts.to_us() : 0;
     rows_.collectives.push_back(std::move(*coll));
@@ -167,11 +176,22 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
     return emit(EventKind::kNcclWarn, w ? Detail(*w) : Detail());
   }
   if (auto env = parse_nccl_env(b)) return emit(EventKind::kNcclEnv, *env);
-  if (auto c = parse_nccl_comm(b)) return emit(EventKind::kNcclComm, *c);
+  if (auto c = parse_nccl_comm(b)) {
+    learn_comm(f, *c);
+    return emit(EventKind::kNcclComm, *c);
+  }
   if (auto t = parse_nccl_error_trace(b)) return emit(EventKind::kNcclErrorTrace, *t);
   if (is_nccl_network_line(b)) return emit(EventKind::kNcclNetwork, {});
   if (is_nccl_channel_line(b)) return emit(EventKind::kNcclChannel, {});
   return false;
+}
+
+void FileRecognizer::learn_comm(const Frame& f, const CommInfo& c) {
+  if (c.rank < 0 || c.nranks < 0 || c.comm.empty()) return;
+  std::string process = std::string(f.host) + '|' + std::to_string(f.pid);
+  comm_ranks_[process + '|' + c.comm] = CommRank{c.rank, c.nranks};
+  CommRank& world = process_ranks_[process];
+  if (c.nranks > world.nranks) world = CommRank{c.rank, c.nranks};
 }
 
 bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f, Stream& s) {

@@ -151,7 +151,9 @@ Status IngestWriter::prepare_statements() {
       {&st_->traceback, "INSERT INTO tracebacks VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->exit, "INSERT INTO process_exits VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->signal, "INSERT INTO signals_sent VALUES(?,?,?,?)"},
-      {&st_->collective, "INSERT INTO collectives VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->collective,
+       "INSERT INTO collective_calls(job_id, file_id, line_no, ts_us, host, pid, rank, comm_rank, device, op,"
+       " op_count, count, datatype, redop_id, root, nranks, comm) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
@@ -248,16 +250,7 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
 Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
   for (const Event& e : rows.events)
     if (Status s = write_event(file_id, e); !s) return s;
-  for (const auto& c : rows.collectives) {
-    int size = recognize::datatype_size(c.datatype);
-    Status s = st_->collective.run(
-        {job_id_, file_id, c.line_no, c.ts_us != 0 ? Value(c.ts_us) : Value(), text(c.host),
-         opt_int(c.pid), opt_int(c.rank), opt_int(c.device), c.op, static_cast<int64_t>(c.op_count),
-         c.count, int64_t{c.datatype}, recognize::datatype_name(c.datatype),
-         recognize::redop_name(c.redop), int64_t{c.root}, opt_int(c.nranks), text(c.comm),
-         size > 0 ? Value(c.count * size) : Value()});
-    if (!s) return s;
-  }
+  if (Status s = write_collectives(file_id, rows.collectives); !s) return s;
   for (const auto& u : rows.unparsed) {
     Status s = st_->unparsed.run({job_id_, file_id, u.line_no, u.byte_offset, text(u.host),
                                   opt_int(u.pid), opt_int(u.rank), opt_int(u.local_rank),
@@ -267,6 +260,45 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
   rows.events.clear();
   rows.collectives.clear();
   rows.unparsed.clear();
+  return Ok{};
+}
+
+// The high-volume path: bound column by column, no temporary vectors, strings
+// bound without a copy (they live until the step).
+Status IngestWriter::write_collectives(int64_t file_id, const std::vector<recognize::CollectiveCall>& calls) {
+  sqlite3_stmt* st = st_->collective.raw();
+  auto int_or_null = [st](int col, int64_t v) {
+    return v < 0 ? sqlite3_bind_null(st, col) : sqlite3_bind_int64(st, col, v);
+  };
+  auto text_or_null = [st](int col, const std::string& v) {
+    // Host names and pointers from NCCL's prefix are ASCII; others are repaired.
+    return v.empty() ? sqlite3_bind_null(st, col)
+                     : sqlite3_bind_text(st, col, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+  };
+  for (const auto& c : calls) {
+    std::string host = util::is_valid_utf8(c.host) ? std::string() : util::to_valid_utf8(c.host);
+    sqlite3_bind_int64(st, 1, job_id_);
+    sqlite3_bind_int64(st, 2, file_id);
+    sqlite3_bind_int64(st, 3, c.line_no);
+    if (c.ts_us != 0) sqlite3_bind_int64(st, 4, c.ts_us); else sqlite3_bind_null(st, 4);
+    text_or_null(5, host.empty() ? c.host : host);
+    int_or_null(6, c.pid);
+    int_or_null(7, c.rank);
+    int_or_null(8, c.comm_rank);
+    int_or_null(9, c.device);
+    text_or_null(10, c.op);
+    sqlite3_bind_int64(st, 11, static_cast<int64_t>(c.op_count));
+    sqlite3_bind_int64(st, 12, c.count);
+    sqlite3_bind_int64(st, 13, c.datatype);
+    sqlite3_bind_int64(st, 14, c.redop);
+    sqlite3_bind_int64(st, 15, c.root);
+    int_or_null(16, c.nranks);
+    text_or_null(17, c.comm);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+      return Error::at(db_.path(), std::string("write failed: ") + sqlite3_errmsg(db_.raw()));
+  }
   return Ok{};
 }
 
@@ -328,7 +360,7 @@ Status IngestWriter::post_process() {
       GROUP BY e.host, e.pid)
     UPDATE %TABLE% SET rank = (SELECT rank FROM world w WHERE w.host = %TABLE%.host AND w.pid = %TABLE%.pid)
     WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND host IS NOT NULL AND pid IS NOT NULL)SQL";
-  for (const char* table : {"events", "collectives", "unparsed_lines"}) {
+  for (const char* table : {"events", "unparsed_lines"}) {
     std::string sql = infer_rank;
     for (size_t at; (at = sql.find("%TABLE%")) != std::string::npos;) sql.replace(at, 7, table);
     auto stmt = db_.prepare(sql);
@@ -376,8 +408,6 @@ Status IngestWriter::infer_file_ranks() {
     UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events.file_id)
       WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
     UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
-    UPDATE collectives SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = collectives.file_id)
       WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;)SQL";
   // sqlite3_prepare handles one statement at a time: run them in turn.
   std::string_view rest = sql;

@@ -67,11 +67,11 @@ CREATE TABLE IF NOT EXISTS process_exits (
   root_cause_block INTEGER);
 CREATE TABLE IF NOT EXISTS signals_sent (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, pid INTEGER, signal TEXT);
-CREATE TABLE IF NOT EXISTS collectives (
+CREATE TABLE IF NOT EXISTS collective_calls (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL, ts_us INTEGER,
-  host TEXT, pid INTEGER, rank INTEGER, device INTEGER, op TEXT, op_count INTEGER,
-  count INTEGER, datatype INTEGER, dtype TEXT, redop TEXT, root INTEGER, nranks INTEGER,
-  comm TEXT, bytes INTEGER);
+  host TEXT, pid INTEGER, rank INTEGER, comm_rank INTEGER, device INTEGER, op TEXT,
+  op_count INTEGER, count INTEGER, datatype INTEGER, redop_id INTEGER, root INTEGER,
+  nranks INTEGER, comm TEXT);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
   byte_offset INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER,
@@ -101,6 +101,19 @@ CREATE VIEW IF NOT EXISTS watchdog_timeouts AS
          w.seq, w.op_type, w.op, w.numel_in, w.numel_out, w.timeout_ms, w.ran_for_ms
   FROM work_records w JOIN events e USING (event_id)
   WHERE w.context = 'watchdog_timeout';
+-- Names and sizes are computed when read, so the high-volume table stays lean.
+CREATE VIEW IF NOT EXISTS collectives AS
+  SELECT job_id, file_id, line_no, ts_us, host, pid, rank, comm_rank, device, op, op_count, count,
+    datatype, CASE datatype WHEN 0 THEN 'int8' WHEN 1 THEN 'uint8' WHEN 2 THEN 'int32'
+      WHEN 3 THEN 'uint32' WHEN 4 THEN 'int64' WHEN 5 THEN 'uint64' WHEN 6 THEN 'float16'
+      WHEN 7 THEN 'float32' WHEN 8 THEN 'float64' WHEN 9 THEN 'bfloat16' WHEN 10 THEN 'float8e4m3'
+      WHEN 11 THEN 'float8e5m2' END AS dtype,
+    CASE redop_id WHEN 0 THEN 'sum' WHEN 1 THEN 'prod' WHEN 2 THEN 'max' WHEN 3 THEN 'min'
+      WHEN 4 THEN 'avg' ELSE 'premulsum' || redop_id END AS redop,
+    root, nranks, comm,
+    count * CASE WHEN datatype IN (0, 1, 10, 11) THEN 1 WHEN datatype IN (6, 9) THEN 2
+      WHEN datatype IN (2, 3, 7) THEN 4 WHEN datatype IN (4, 5, 8) THEN 8 END AS bytes
+  FROM collective_calls;
 CREATE VIEW IF NOT EXISTS file_accounting AS
   SELECT job_id, file_id, rel_path, status, lines_read, lines_blank, lines_recognized,
          lines_unparsed, lines_read = lines_blank + lines_recognized + lines_unparsed AS adds_up
@@ -113,7 +126,6 @@ const char* index_sql() {
 CREATE INDEX IF NOT EXISTS events_by_kind ON events (job_id, kind);
 CREATE INDEX IF NOT EXISTS events_by_rank ON events (job_id, rank);
 CREATE INDEX IF NOT EXISTS events_by_file ON events (file_id, line_no);
-CREATE INDEX IF NOT EXISTS collectives_by_rank ON collectives (job_id, rank, comm, op_count);
 CREATE INDEX IF NOT EXISTS unparsed_by_file ON unparsed_lines (file_id, line_no);
 CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
 )SQL";

@@ -156,6 +156,7 @@ struct CollectiveCall {
   std::string host;
   int64_t pid = -1;
   int rank = -1, device = -1;
+  int comm_rank = -1;    ///< the rank in `comm`, from the communicator's init line
   int64_t ts_us = 0;
   std::string op;        ///< AllReduce, AllGather, ...
   uint64_t op_count = 0; ///< hex in the log

@@ -74,6 +74,15 @@ class FileRecognizer {
   void close_traceback(Stream& s);
   void keep_unparsed(const read::PhysicalLine& line, const frame::Frame& f);
 
+  // NCCL's own view of ranks, from communicator init lines: a COLL line names
+  // its comm pointer, and a process's rank in its largest comm is its global rank.
+  struct CommRank {
+    int rank = -1, nranks = -1;
+  };
+  std::unordered_map<std::string, CommRank> comm_ranks_;     // host|pid|comm
+  std::unordered_map<std::string, CommRank> process_ranks_;  // host|pid
+  void learn_comm(const frame::Frame& f, const CommInfo& c);
+
   discover::PathHints hints_;
   LineCounts counts_;
   Rows rows_;

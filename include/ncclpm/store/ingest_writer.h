@@ -63,6 +63,7 @@ class IngestWriter {
   Status post_process();
   Status infer_file_ranks();
   Status write_event(int64_t file_id, const recognize::Event& e);
+  Status write_collectives(int64_t file_id, const std::vector<recognize::CollectiveCall>& calls);
 
   Connection db_;
   std::filesystem::path final_path_, temp_path_;
