@@ -116,6 +116,11 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
     }
     return;
   }
+  // The high-volume case first: a COLL line needs no per-process state.
+  if (f.producer == Producer::kNccl && !summary_ && f.nccl_level == "INFO" && add_collective(line, f)) {
+    ++counts_.recognized;
+    return;
+  }
   Stream& s = streams_[stream_key(f)];
   bool has_identity = !(f.host.empty() && f.pid < 0 && f.rank < 0 && f.local_rank < 0);
   Stream* block_owner = s.block ? &s : (!has_identity ? last_block_stream_ : nullptr);
@@ -143,9 +148,8 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
   }
 }
 
-bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, Stream& s) {
-  std::string_view b = f.body;
-  if (auto coll = f.nccl_level == "INFO" ? parse_nccl_coll(b) : std::nullopt) {
+bool FileRecognizer::add_collective(const PhysicalLine& line, const Frame& f) {
+  if (auto coll = parse_nccl_coll(f.body)) {
     coll->line_no = line.line_no;
     coll->host = std::string(f.host);
     coll->pid = f.pid;
@@ -164,6 +168,12 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
     rows_.collectives.push_back(std::move(*coll));
     return true;
   }
+  return false;
+}
+
+bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  if (f.nccl_level == "INFO" && add_collective(line, f)) return true;
   auto emit = [&](EventKind kind, Detail d) {
     Event e = make_event(kind, line, f);
     e.detail = std::move(d);

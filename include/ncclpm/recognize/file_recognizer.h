@@ -65,6 +65,7 @@ class FileRecognizer {
   Event* event_at(int64_t index);
   bool attach(int64_t index, const read::PhysicalLine& line, std::string_view text);
 
+  bool add_collective(const read::PhysicalLine& line, const frame::Frame& f);
   bool recognize_nccl(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_pytorch(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_launcher(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
