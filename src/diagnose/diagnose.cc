@@ -147,7 +147,7 @@ std::vector<RankState> rank_states(const JobFacts& f, const Alignment& a) {
   std::vector<RankState> out;
   std::set<int> crashed;
   for (const Failure& fl : f.failures)
-    if (fl.at.rank >= 0 && fl.kind == "traceback") crashed.insert(fl.at.rank);
+    if (fl.at.rank >= 0 && fl.kind == "traceback" && !fl.cascade) crashed.insert(fl.at.rank);
   std::set<int> all(a.victims);
   all.insert(a.culprits.begin(), a.culprits.end());
   all.insert(crashed.begin(), crashed.end());
@@ -248,16 +248,27 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   }
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
+  // The timeline: what each root cause shows first, each rank's own failure,
+  // and the first timeout; not the echoes (aborts after a timeout, SIGTERMs).
+  auto add_to_timeline = [&d](const Evidence& e) {
+    bool seen = std::any_of(d.timeline.begin(), d.timeline.end(),
+                            [&](const Evidence& t) { return t.file == e.file && t.line == e.line; });
+    if (!seen) d.timeline.push_back(e);
+  };
+  for (const Finding& f : d.findings)
+    if (f.root_cause && !f.evidence.empty()) add_to_timeline(f.evidence.front());
   for (const Failure& fl : facts.failures) {
     if (d.timeline.size() >= 8) break;
+    if (fl.cascade) continue;
+    if (a.has_timeouts && fl.kind.ends_with(":SIGABRT")) continue;  // the watchdog taking its process down
     Evidence e = fl.at.evidence();
     e.text = fl.what;
-    d.timeline.push_back(e);
+    add_to_timeline(e);
   }
   if (a.has_timeouts && !a.evidence.empty()) {
     Evidence e = a.evidence.front().evidence();
     e.ts_us = a.first_timeout_ts != 0 ? a.first_timeout_ts : e.ts_us;
-    d.timeline.push_back(e);
+    add_to_timeline(e);
   }
   std::stable_sort(d.timeline.begin(), d.timeline.end(), [](const Evidence& x, const Evidence& y) {
     if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;

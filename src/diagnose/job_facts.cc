@@ -75,6 +75,17 @@ Status load_reported_culprits(store::Connection& db, int64_t job_id, JobFacts& f
                   });
 }
 
+// Exceptions a rank raises because of another rank's failure: the process
+// group was aborted, the launcher stopped it, the store went away.
+bool is_cascade_exception(const std::string& what) {
+  static const char* kCascade[] = {"DistBackendError", "ChildFailedError", "ActorDiedError",
+                                   "communicator was aborted", "Watchdog caught", "SignalException",
+                                   "KeyboardInterrupt", "DistNetworkError", "DistStoreError",
+                                   "RendezvousConnectionError", "remote process exited"};
+  return std::any_of(std::begin(kCascade), std::end(kCascade),
+                     [&](const char* c) { return what.find(c) != std::string::npos; });
+}
+
 }  // namespace
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
@@ -143,6 +154,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         std::string msg = r.column_text(7);
         if (!msg.empty()) fl.what += ": " + msg.substr(0, msg.find('\n'));
         fl.kind = "traceback";
+        fl.cascade = is_cascade_exception(fl.what);
         f.failures.push_back(std::move(fl));
       });
   if (!s) return s.take_error();
@@ -154,7 +166,12 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         fl.at = read_located(r);
         if (!r.column_is_null(9)) fl.at.rank = static_cast<int>(r.column_int(9));
         fl.what = "exit code " + r.column_text(6) + (r.column_text(7).empty() ? "" : " (" + r.column_text(7) + ")");
-        fl.kind = "process_exit:" + r.column_text(8) + ":" + r.column_text(7);
+        std::string signal = r.column_text(7);
+        int64_t code = r.column_int(6);
+        if (signal.empty() && code == -6) signal = "SIGABRT";
+        if (signal.empty() && code == -15) signal = "SIGTERM";
+        fl.kind = "process_exit:" + r.column_text(8) + ":" + signal;
+        fl.cascade = signal == "SIGTERM";  // the launcher stopping the others
         f.failures.push_back(std::move(fl));
       });
   if (!s) return s.take_error();
@@ -234,7 +251,7 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
       " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text, e.kind, e.file_id"
       "  FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.rank = ?2"
       " UNION ALL"
-      " SELECT f.rel_path, u.line_no, u.rank, u.host, 0, u.text, 'unparsed', u.file_id"
+      " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed', u.file_id"
       "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank = ?2),"
       " first_error AS (SELECT file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
       "  ('work_record', 'pg_status', 'pg_terminate', 'traceback', 'nccl_error_surfaced', 'cpp_exception',"

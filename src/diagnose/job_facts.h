@@ -46,6 +46,7 @@ struct Failure {
   Located at;
   std::string what;  ///< "torch.OutOfMemoryError", "exit -9 (SIGKILL)", "NCCL WARN ..."
   std::string kind;  ///< event kind
+  bool cascade = false;  ///< raised because another rank failed (DistBackendError, ...)
 };
 
 /// An NCCL_* setting the job set that its NCCL does not read.

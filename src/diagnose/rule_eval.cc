@@ -115,7 +115,7 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
   auto stmt = db.prepare(
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
       " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
-      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, 0, u.text, 'unparsed'"
+      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
       " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();

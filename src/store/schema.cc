@@ -74,7 +74,7 @@ CREATE TABLE IF NOT EXISTS collective_calls (
   nranks INTEGER, comm TEXT);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
-  byte_offset INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER,
+  byte_offset INTEGER, ts_us INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER,
   producer TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,

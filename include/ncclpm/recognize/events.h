@@ -168,6 +168,7 @@ struct CollectiveCall {
 /// A line that no recognizer typed, kept with its attribution.
 struct UnparsedLine {
   int64_t line_no = 0, byte_offset = 0;
+  int64_t ts_us = 0;  ///< 0: no time on the line
   std::string host;
   int rank = -1, local_rank = -1;
   int64_t pid = -1;
