@@ -316,7 +316,10 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
   UnparsedLine u;
   u.line_no = line.line_no;
   u.byte_offset = line.byte_offset;
-  if (f.ts.valid()) u.ts_us = f.ts.to_us();
+  if (f.ts.valid()) {
+    u.ts_us = f.ts.to_us();
+    u.ts_has_year = f.ts.has_year();
+  }
   u.host = std::string(f.host);
   u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
   u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);

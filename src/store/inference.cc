@@ -15,18 +15,24 @@ Status IngestWriter::post_process() {
   if (first_new_file_id_ == 0) return Ok{};
   // Lines without a year (c10's E709, glog's E0709) take the job's year: the
   // earliest year any dated line of the job printed.
-  auto fix_year = db_.prepare(
-      "UPDATE events SET ts_has_year = 2, ts_us = coalesce(1000000 * CAST(strftime('%s',"
-      " printf('%04d', ?1) || strftime('-%m-%d %H:%M:%S', ts_us / 1000000, 'unixepoch')) AS INTEGER)"
-      " + ts_us % 1000000, ts_us)"
-      " WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0 AND ts_us IS NOT NULL");
-  if (!fix_year) return fix_year.take_error();
+  std::vector<Statement> fix_years;
+  for (const char* table : {"events", "unparsed_lines"}) {
+    auto fix = db_.prepare(std::string("UPDATE ") + table +
+        " SET ts_has_year = 2, ts_us = coalesce(1000000 * CAST(strftime('%s',"
+        " printf('%04d', ?1) || strftime('-%m-%d %H:%M:%S', ts_us / 1000000, 'unixepoch')) AS INTEGER)"
+        " + ts_us % 1000000, ts_us)"
+        " WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0 AND ts_us IS NOT NULL");
+    if (!fix) return fix.take_error();
+    fix_years.push_back(std::move(fix).value());
+  }
   auto year_of_job = db_.scalar_int(
       "SELECT coalesce(CAST(strftime('%Y', min(ts_us) / 1000000, 'unixepoch') AS INTEGER), 0)"
-      " FROM events WHERE job_id = ? AND ts_has_year = 1", {job_id_});
+      " FROM (SELECT ts_us FROM events WHERE job_id = ?1 AND ts_has_year = 1"
+      " UNION ALL SELECT ts_us FROM unparsed_lines WHERE job_id = ?1 AND ts_has_year = 1)", {job_id_});
   if (!year_of_job) return year_of_job.take_error();
   if (*year_of_job > 0) {
-    if (Status s = fix_year->run({*year_of_job, job_id_, first_new_file_id_}); !s) return s;
+    for (Statement& fix : fix_years)
+      if (Status s = fix.run({*year_of_job, job_id_, first_new_file_id_}); !s) return s;
     auto ref = db_.prepare("UPDATE jobs SET ref_year = ? WHERE job_id = ?");
     if (!ref) return ref.take_error();
     if (Status s = ref->run({*year_of_job, job_id_}); !s) return s;

@@ -154,7 +154,7 @@ Status IngestWriter::prepare_statements() {
       {&st_->collective,
        "INSERT INTO collective_calls(job_id, file_id, line_no, ts_us, host, pid, rank, comm_rank, device, op,"
        " op_count, count, datatype, redop_id, root, nranks, comm) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
-      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_status, "INSERT INTO flight_recorder_pg_status VALUES(?,?,?,?,?,?,?)"},
@@ -253,7 +253,8 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
   if (Status s = write_collectives(file_id, rows.collectives); !s) return s;
   for (const auto& u : rows.unparsed) {
     Status s = st_->unparsed.run({job_id_, file_id, u.line_no, u.byte_offset,
-                                  u.ts_us != 0 ? Value(u.ts_us) : Value(), text(u.host),
+                                  u.ts_us != 0 ? Value(u.ts_us) : Value(),
+                                  u.ts_us != 0 ? Value(int64_t{u.ts_has_year}) : Value(), text(u.host),
                                   opt_int(u.pid), opt_int(u.rank), opt_int(u.local_rank),
                                   u.producer, text(u.text)});
     if (!s) return s;

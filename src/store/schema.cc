@@ -74,8 +74,8 @@ CREATE TABLE IF NOT EXISTS collective_calls (
   nranks INTEGER, comm TEXT);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
-  byte_offset INTEGER, ts_us INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER,
-  producer TEXT, text TEXT);
+  byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,
+  local_rank INTEGER, producer TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
   pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,

@@ -169,6 +169,7 @@ struct CollectiveCall {
 struct UnparsedLine {
   int64_t line_no = 0, byte_offset = 0;
   int64_t ts_us = 0;  ///< 0: no time on the line
+  bool ts_has_year = false;
   std::string host;
   int rank = -1, local_rank = -1;
   int64_t pid = -1;
