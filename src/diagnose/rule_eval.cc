@@ -66,9 +66,9 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
   for (int r : a.culprits) h.ranks.insert(r);
   if (name == "never-issued") {
     for (int r : a.culprits) {
-      auto tail = rank_tail(db, f.job_id, r, 2);
+      auto tail = rank_tail(db, f.job_id, r, 1);
       if (!tail) return tail.take_error();
-      for (auto it = tail->rbegin(); it != tail->rend() && it - tail->rbegin() < 2; ++it) add_hit(h, *it);
+      if (!tail->empty()) add_hit(h, tail->back());  // its very last line before it failed
     }
   }
   if (h.count == 0) h.count = 1;
