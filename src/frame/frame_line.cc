@@ -80,7 +80,7 @@ bool parse_ctime(std::string_view s, Timestamp& ts) {
 
 // Open MPI --tag-output "[1,3]<stdout>:", possibly glued to a date.
 bool peel_openmpi(std::string_view& rest, Frame& f) {
-  size_t tag = rest.find("]<std");
+  size_t tag = rest.substr(0, 96).find("]<std");  // the tag sits at the start (after a date at most)
   if (tag == std::string_view::npos || tag > 80) return false;
   size_t open = rest.rfind('[', tag);
   if (open == std::string_view::npos) return false;
@@ -323,8 +323,26 @@ void Framer::peel_pg_prefix(Frame& f) {
   }
 }
 
+// Most lines of a big job are NCCL lines straight from NCCL_DEBUG_FILE or a
+// per-rank file: "host:pid:tid [dev] NCCL INFO ...". When the file uses no
+// launcher prefix and the line has nothing to peel before it, take them in
+// one step instead of trying every outer prefix.
+bool Framer::frame_plain_nccl(std::string_view line, Frame& f) const {
+  if (launcher_ != LauncherFormat::kNone || line.empty()) return false;
+  char c = line[0];
+  bool host_start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ':';
+  if (!host_start || util::has_escape(line) || line.find('\r') != std::string_view::npos) return false;
+  std::string_view rest = line;
+  if (!peel_nccl(rest, f)) return false;
+  f.had_prefix = true;
+  f.body = rest;
+  return true;
+}
+
 Frame Framer::frame(std::string_view line) {
   Frame f;
+  if (frame_plain_nccl(line, f)) return f;
+  f = Frame{};
   std::string_view rest = line;
   if (util::has_escape(rest)) {
     scratch_ = util::strip_ansi(rest);

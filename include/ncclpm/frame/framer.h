@@ -73,6 +73,7 @@ class Framer {
 
  private:
   bool peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled);
+  bool frame_plain_nccl(std::string_view line, Frame& f) const;
   bool peel_bracket_prefixes(std::string_view& rest, Frame& f);
   void peel_producer(std::string_view& rest, Frame& f);
   void peel_pg_prefix(Frame& f);
