@@ -37,76 +37,83 @@ Status IngestWriter::post_process() {
     if (!ref) return ref.take_error();
     if (Status s = ref->run({*year_of_job, job_id_}); !s) return s;
   }
-  // A process's NCCL lines name host and pid but not the global rank: take the
-  // rank it has in the largest communicator it joined (the world's).
-  const char* infer_rank = R"SQL(
-    WITH world AS (
-      SELECT e.host, e.pid, c.comm_rank AS rank, max(c.nranks) AS n
-      FROM communicators c JOIN events e USING (event_id)
-      WHERE e.job_id = ?1 AND e.host IS NOT NULL AND e.pid IS NOT NULL AND c.comm_rank IS NOT NULL
-      GROUP BY e.host, e.pid)
-    UPDATE %TABLE% SET rank = (SELECT rank FROM world w WHERE w.host = %TABLE%.host AND w.pid = %TABLE%.pid)
-    WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND host IS NOT NULL AND pid IS NOT NULL)SQL";
-  for (const char* table : {"events", "unparsed_lines"}) {
-    std::string sql = infer_rank;
-    for (size_t at; (at = sql.find("%TABLE%")) != std::string::npos;) sql.replace(at, 7, table);
-    auto stmt = db_.prepare(sql);
-    if (!stmt) return stmt.take_error();
-    if (Status s = stmt->run({job_id_, first_new_file_id_}); !s) return s;
-  }
   if (Status s = infer_file_ranks(); !s) return s;
   return db_.exec(index_sql());
 }
 
-// In the default process group (PG 0, or a message with no group named) the
-// rank in the group is the global rank. A process (host, pid) whose
-// attributed lines all name one rank gives it to its other lines (a Ray
-// actor's print()s, say).
-// Per-process files (torchrun --log-dir, rank3.log) hold one rank's lines, but
-// only some of them say so ([rank3]: on c10 lines, not on print()s). A file
-// whose attributed lines all name one rank gives that rank to the rest, and
-// stdout.log/stderr.log of one torchrun worker directory share it.
+// Every statement scans a table once or looks rows up by key: with thousands
+// of ranks, a correlated subquery over an unindexed table would be quadratic.
+static const char* kInferRanks = R"SQL(
+-- In the default process group (PG 0, or a message naming no group) the rank
+-- in the group is the global rank.
+UPDATE events SET rank = pg_rank
+  WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pg_rank IS NOT NULL
+    AND coalesce(pg_id, '0') = '0' AND coalesce(pg_desc, 'default_pg') = 'default_pg';
+-- A process (host, pid) whose attributed lines all name one rank gives it to
+-- its other lines (a Ray actor's print()s); failing that, its rank in the
+-- largest communicator it initialised (NCCL's world communicator).
+CREATE TEMP TABLE process_ranks AS
+  SELECT host, pid, min(rank) AS rank FROM (
+    SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL
+    UNION ALL SELECT host, pid, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
+  GROUP BY host, pid HAVING count(DISTINCT rank) = 1;
+INSERT INTO process_ranks
+  SELECT host, pid, rank FROM (
+    SELECT e.host, e.pid, c.comm_rank AS rank, max(c.nranks) FROM communicators c JOIN events e USING (event_id)
+    WHERE e.job_id = ?1 AND e.file_id >= ?2 AND e.pid IS NOT NULL AND c.comm_rank IS NOT NULL GROUP BY e.host, e.pid) w
+  WHERE NOT EXISTS (SELECT 1 FROM process_ranks p WHERE p.pid = w.pid AND p.host IS w.host);
+CREATE INDEX temp.process_ranks_key ON process_ranks (pid, host);
+UPDATE events SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = events.pid AND p.host IS events.host)
+  WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
+UPDATE unparsed_lines SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = unparsed_lines.pid AND p.host IS unparsed_lines.host)
+  WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
+DROP TABLE process_ranks;
+-- Per-process files (torchrun --log-dir, rank3.log) hold one rank's lines but
+-- only some say so ([rank3]: on c10 lines, not on print()s): a file whose
+-- attributed lines all name one rank gives it to the rest ...
+CREATE TEMP TABLE file_ranks (file_id INTEGER PRIMARY KEY, rank INTEGER);
+INSERT INTO file_ranks
+  SELECT file_id, min(rank) FROM (
+    SELECT file_id, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL
+    UNION ALL SELECT file_id, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL)
+  GROUP BY file_id HAVING count(DISTINCT rank) = 1;
+UPDATE files SET hint_rank = (SELECT rank FROM file_ranks r WHERE r.file_id = files.file_id)
+  WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
+DROP TABLE file_ranks;
+-- ... and stdout.log and stderr.log of one torchrun worker directory share it.
+CREATE TEMP TABLE worker_dirs AS
+  SELECT rtrim(rel_path, replace(rel_path, '/', '')) AS dir, attempt, hint_local_rank, min(hint_rank) AS rank
+  FROM files WHERE job_id = ?1 AND hint_local_rank IS NOT NULL AND hint_rank IS NOT NULL
+  GROUP BY 1, 2, 3 HAVING count(DISTINCT hint_rank) = 1;
+CREATE INDEX temp.worker_dirs_key ON worker_dirs (dir);
+UPDATE files SET hint_rank = (SELECT w.rank FROM worker_dirs w WHERE w.dir = rtrim(files.rel_path, replace(files.rel_path, '/', ''))
+                              AND w.attempt IS files.attempt AND w.hint_local_rank = files.hint_local_rank)
+  WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
+DROP TABLE worker_dirs;
+UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events.file_id)
+  WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
+UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
+  WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
+)SQL";
+
 Status IngestWriter::infer_file_ranks() {
-  const char* sql = R"SQL(
-    UPDATE events SET rank = pg_rank
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pg_rank IS NOT NULL
-        AND coalesce(pg_id, '0') = '0' AND coalesce(pg_desc, 'default_pg') = 'default_pg';
-    CREATE TEMP TABLE process_ranks AS
-      SELECT host, pid, min(rank) AS rank FROM (
-        SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL
-        UNION ALL SELECT host, pid, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
-      GROUP BY host, pid HAVING count(DISTINCT rank) = 1;
-    UPDATE events SET rank = (SELECT rank FROM process_ranks p WHERE p.host IS events.host AND p.pid = events.pid)
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
-    UPDATE unparsed_lines SET rank = (SELECT rank FROM process_ranks p WHERE p.host IS unparsed_lines.host AND p.pid = unparsed_lines.pid)
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
-    DROP TABLE process_ranks;
-    UPDATE files SET hint_rank = (
-      SELECT min(rank) FROM (SELECT rank FROM events WHERE file_id = files.file_id AND rank IS NOT NULL
-                             UNION ALL SELECT rank FROM unparsed_lines WHERE file_id = files.file_id AND rank IS NOT NULL)
-      HAVING count(DISTINCT rank) = 1)
-    WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
-    UPDATE files SET hint_rank = (
-      SELECT min(o.hint_rank) FROM files o WHERE o.job_id = files.job_id AND o.hint_rank IS NOT NULL
-        AND o.hint_local_rank = files.hint_local_rank AND o.attempt IS files.attempt
-        AND rtrim(o.rel_path, replace(o.rel_path, '/', '')) = rtrim(files.rel_path, replace(files.rel_path, '/', ''))
-      HAVING count(DISTINCT o.hint_rank) = 1)
-    WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
-    UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events.file_id)
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
-    UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
-      WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;)SQL";
-  // sqlite3_prepare handles one statement at a time: run them in turn.
-  std::string_view rest = sql;
-  while (!util::trim(rest).empty()) {
+  // sqlite3_prepare takes one statement at a time: run them in turn.
+  std::string_view rest = kInferRanks;
+  while (true) {
+    while (!rest.empty() && (rest.front() == '\n' || rest.front() == ' ' || rest.starts_with("--"))) {
+      if (rest.starts_with("--")) rest.remove_prefix(std::min(rest.size(), rest.find('\n')));
+      else rest.remove_prefix(1);
+    }
+    if (rest.empty()) break;
     size_t end = rest.find(";\n");
     std::string_view one = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
     rest.remove_prefix(one.size());
     auto stmt = db_.prepare(one);
     if (!stmt) return stmt.take_error();
-    bool takes_ids = sqlite3_bind_parameter_count(stmt->raw()) > 0;
-    if (Status s = stmt->run(takes_ids ? std::vector<Value>{job_id_, first_new_file_id_} : std::vector<Value>{}); !s)
-      return s;
+    // ?1 is the job, ?2 the first file of this ingest; a statement may use fewer.
+    std::vector<Value> ids = {job_id_, first_new_file_id_};
+    ids.resize(static_cast<size_t>(sqlite3_bind_parameter_count(stmt->raw())));
+    if (Status s = stmt->run(ids); !s) return s;
   }
   return Ok{};
 }
