@@ -23,6 +23,7 @@ int cmd_schema(const Args& args);
 int cmd_diagnose(const Args& args);
 int cmd_rules(const Args& args);
 int cmd_history(const Args& args);
+int cmd_replay(const Args& args);
 
 /// "ncclpm: error: where: message" and the hint, on stderr.
 void print_error(const Error& e);

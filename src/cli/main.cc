@@ -28,6 +28,7 @@ constexpr Command kCommands[] = {
     {"schema", "print the incident database's schema", cmd_schema},
     {"rules", "list or check the failure-signature rules", cmd_rules},
     {"history", "recurring culprit hosts, ranks and signatures across jobs", cmd_history},
+    {"replay", "run a finding's collective with NCCL on live GPUs; confirm or refute it", cmd_replay},
 };
 
 void print_help() {

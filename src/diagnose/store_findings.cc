@@ -12,6 +12,12 @@ Status store_findings(store::Connection& db, Diagnosis& d) {
     (void)db.exec("ROLLBACK");
     return s;
   };
+  // Replays of the old findings keep their plan and verdict but no longer
+  // point at a finding: the new findings get new ids.
+  auto detach = db.prepare(
+      "UPDATE replays SET finding_id = NULL WHERE finding_id IN (SELECT finding_id FROM findings WHERE job_id = ?)");
+  if (!detach) return fail(detach.take_error());
+  if (Status s = detach->run({d.job_id}); !s) return fail(std::move(s));
   auto del = db.prepare("DELETE FROM findings WHERE job_id = ?");
   if (!del) return fail(del.take_error());
   if (Status s = del->run({d.job_id}); !s) return fail(std::move(s));

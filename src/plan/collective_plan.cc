@@ -45,6 +45,17 @@ const char* nccl_tests_binary(Op op) {
   return "all_reduce_perf";
 }
 
+bool op_reduces(Op op) { return op == Op::kAllReduce || op == Op::kReduceScatter || op == Op::kReduce; }
+
+bool op_has_root(Op op) { return op == Op::kBroadcast || op == Op::kReduce; }
+
+const char* nccl_tests_datatype_name(int datatype) {
+  static const char* kNames[] = {"int8",  "uint8",  "int32",    "uint32", "int64",  "uint64",
+                                 "half",  "float",  "double",   "bfloat16", "f8e4m3", "f8e5m2"};
+  if (datatype >= 0 && datatype < 12) return kNames[datatype];
+  return "float";
+}
+
 int64_t CollectivePlan::send_count() const {
   int n = std::max(1, nranks);
   switch (op) {
@@ -73,17 +84,34 @@ int64_t CollectivePlan::nccl_tests_size_bytes() const {
   return std::max(send_count(), recv_count()) * recognize::datatype_size(datatype);
 }
 
-std::string CollectivePlan::nccl_tests_command(int gpus_per_process) const {
-  std::string size = std::to_string(nccl_tests_size_bytes());
-  int g = gpus_per_process > 0 ? gpus_per_process : std::max(1, nranks);
+namespace {
+
+// Shared by both overloads; `type` is the -d spelling.
+std::string tests_command(const CollectivePlan& p, int gpus, const std::string& type, int warmup,
+                          int iters, bool check) {
+  std::string size = std::to_string(p.nccl_tests_size_bytes());
   std::string cmd;
-  for (const auto& [k, v] : env) cmd += k + "=" + v + " ";
-  cmd += std::string(nccl_tests_binary(op)) + " -b " + size + " -e " + size + " -g " + std::to_string(g) +
-         " -d " + recognize::datatype_name(datatype) + " -w 5 -n 20 -c 1";
-  if (op == Op::kAllReduce || op == Op::kReduceScatter || op == Op::kReduce)
-    cmd += " -o " + recognize::redop_name(redop);
-  if (op == Op::kBroadcast || op == Op::kReduce) cmd += " -r " + std::to_string(root);
+  for (const auto& [k, v] : p.env) cmd += k + "=" + v + " ";
+  cmd += std::string(nccl_tests_binary(p.op)) + " -b " + size + " -e " + size + " -g " + std::to_string(gpus) +
+         " -d " + type + " -w " + std::to_string(warmup) + " -n " + std::to_string(iters) + " -c " +
+         (check ? "1" : "0");
+  if (op_reduces(p.op)) cmd += " -o " + recognize::redop_name(p.redop);
+  if (op_has_root(p.op)) cmd += " -r " + std::to_string(p.root);
   return cmd;
+}
+
+}  // namespace
+
+std::string CollectivePlan::nccl_tests_command(int gpus_per_process) const {
+  // nccl-tests' own dtype names: it silently runs float for a name it does not know.
+  NcclTestsArgs args;
+  args.gpus_per_process = gpus_per_process;
+  return nccl_tests_command(args);
+}
+
+std::string CollectivePlan::nccl_tests_command(const NcclTestsArgs& a) const {
+  int g = a.gpus_per_process > 0 ? a.gpus_per_process : std::max(1, nranks);
+  return tests_command(*this, g, nccl_tests_datatype_name(datatype), a.warmup_iters, a.iters, a.check);
 }
 
 double bus_factor(Op op, int nranks) {

@@ -105,7 +105,7 @@ JsonWriter& JsonWriter::value(double d) {
     return *this;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", d);
+  std::snprintf(buf, sizeof buf, "%.10g", d);  // enough for times in us, no noise digits
   out_ += buf;
   return *this;
 }

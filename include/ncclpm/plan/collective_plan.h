@@ -21,6 +21,22 @@ const char* op_name(Op op);                     ///< "allreduce"
 std::optional<Op> parse_op(const std::string& name);  ///< canonical names and PyTorch/NCCL spellings
 /// nccl-tests binary for the op: "all_gather_perf".
 const char* nccl_tests_binary(Op op);
+/// True for the ops that take a reduction operator (allreduce, reducescatter, reduce).
+bool op_reduces(Op op);
+/// True for the ops with a root rank (broadcast, reduce).
+bool op_has_root(Op op);
+/// The name nccl-tests' `-d` accepts for an ncclDataType_t: "float", "half",
+/// "bfloat16", "f8e4m3". nccl-tests silently falls back to float for a name it
+/// does not know ("float16"), so the command line must use its own spelling.
+const char* nccl_tests_datatype_name(int datatype);
+
+/// How an nccl-tests command line should run the collective.
+struct NcclTestsArgs {
+  int gpus_per_process = 0;  ///< -g; 0: one process with a GPU per rank
+  int warmup_iters = 5;      ///< -w
+  int iters = 20;            ///< -n
+  bool check = true;         ///< -c
+};
 
 struct CollectivePlan {
   Op op = Op::kAllReduce;
@@ -41,6 +57,8 @@ struct CollectivePlan {
   int64_t nccl_tests_size_bytes() const;
   /// The nccl-tests command line that runs the same collective.
   std::string nccl_tests_command(int gpus_per_process = 0) const;
+  /// The same with nccl-tests' own datatype names and the given iterations.
+  std::string nccl_tests_command(const NcclTestsArgs& args) const;
 };
 
 /// Bus bandwidth factor per op, as nccl-tests computes busbw from algbw.
