@@ -128,10 +128,12 @@ void order_findings(std::vector<Finding>& findings) {
     if (a.first_ts_us != b.first_ts_us) return a.first_ts_us < b.first_ts_us;
     return severity_rank(a.severity) < severity_rank(b.severity);
   });
-  // A finding whose evidence a stronger one already shows adds nothing.
+  // A cause whose evidence a stronger cause of the same category already
+  // shows adds nothing (a generic exception rule under the OOM rule). Symptoms
+  // stay: each carries its own advice (the 10-minute FSDP timeout's, say).
   std::vector<Finding> kept;
   for (Finding& f : findings) {
-    bool covered = !f.evidence.empty() && std::any_of(kept.begin(), kept.end(), [&](const Finding& k) {
+    bool covered = f.root_cause && !f.evidence.empty() && std::any_of(kept.begin(), kept.end(), [&](const Finding& k) {
       return k.category == f.category &&
              std::all_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& e) {
                return std::any_of(k.evidence.begin(), k.evidence.end(),
