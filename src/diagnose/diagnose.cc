@@ -54,13 +54,18 @@ std::vector<Evidence> pick_evidence(const RuleHits& hits) {
 
 // The dtype the job used for this op, when COLL lines or Flight Recorder say.
 Result<int> dtype_of_op(store::Connection& db, int64_t job_id, const std::string& op) {
-  auto stmt = db.prepare(
-      "SELECT datatype FROM (SELECT datatype, op FROM collectives WHERE job_id = ?1"
-      " UNION ALL SELECT datatype, op FROM flight_recorder_entries WHERE job_id = ?1)"
-      " WHERE datatype IS NOT NULL GROUP BY datatype, op ORDER BY (lower(replace(op, '_', '')) = ?2) DESC, count(*) DESC, datatype LIMIT 1");
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id, op}); !s) return s.take_error();
-  if (stmt->step()) return static_cast<int>(stmt->column_int(0));
+  // COLL lines name the op as NCCL does ("AllGather"), Flight Recorder as
+  // PyTorch does ("nccl:_all_gather_base"); compare canonical names.
+  for (const char* sql :
+       {"SELECT datatype FROM collective_calls WHERE job_id = ?1 AND lower(op) = ?2"
+        " GROUP BY datatype ORDER BY count(*) DESC, datatype LIMIT 1",
+        "SELECT datatype FROM flight_recorder_entries WHERE job_id = ?1 AND op = ?2 AND datatype IS NOT NULL"
+        " GROUP BY datatype ORDER BY count(*) DESC, datatype LIMIT 1"}) {
+    auto stmt = db.prepare(sql);
+    if (!stmt) return stmt.take_error();
+    if (Status s = stmt->bind_all({job_id, op}); !s) return s.take_error();
+    if (stmt->step()) return static_cast<int>(stmt->column_int(0));
+  }
   return -1;
 }
 
