@@ -57,8 +57,8 @@ Result<int> dtype_of_op(store::Connection& db, int64_t job_id, const std::string
   // COLL lines name the op as NCCL does ("AllGather"), Flight Recorder as
   // PyTorch does ("nccl:_all_gather_base"); compare canonical names.
   for (const char* sql :
-       {"SELECT datatype FROM collective_calls WHERE job_id = ?1 AND lower(op) = ?2"
-        " GROUP BY datatype ORDER BY count(*) DESC, datatype LIMIT 1",
+       {"SELECT datatype FROM collective_summary WHERE job_id = ?1 AND lower(op) = ?2"
+        " GROUP BY datatype ORDER BY sum(calls) DESC, datatype LIMIT 1",
         "SELECT datatype FROM flight_recorder_entries WHERE job_id = ?1 AND op = ?2 AND datatype IS NOT NULL"
         " GROUP BY datatype ORDER BY count(*) DESC, datatype LIMIT 1"}) {
     auto stmt = db.prepare(sql);

@@ -218,15 +218,15 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   int world = f.ranks.empty() ? 0 : *f.ranks.rbegin() + 1;
   s = each_row(db,
       "SELECT max(nranks) FROM (SELECT max(nranks) AS nranks FROM communicators WHERE job_id = ?1"
-      " UNION ALL SELECT max(nranks) FROM collective_calls WHERE job_id = ?1)", job_id,
+      " UNION ALL SELECT max(nranks) FROM collective_summary WHERE job_id = ?1)", job_id,
       [&](const store::Statement& r) { world = std::max<int>(world, static_cast<int>(r.column_int(0))); });
   if (!s) return s.take_error();
   f.world_size = world;
 
   s = each_row(db,
-      // The base table, not the view: millions of rows, one pass, no computed columns.
-      "SELECT rank, max(nranks), count(*), max(op_count) FROM collective_calls WHERE job_id = ?1 AND rank IS NOT NULL"
-      " AND nranks = " + std::to_string(world) + " GROUP BY rank ORDER BY rank",
+      // The summary ingest keeps, not the millions of collective rows.
+      "SELECT rank, max(nranks), sum(calls), max(max_op_count) FROM collective_summary WHERE job_id = ?1"
+      " AND rank IS NOT NULL AND nranks = " + std::to_string(world) + " GROUP BY rank ORDER BY rank",
       job_id, [&](const store::Statement& r) {
         f.coll_stats.push_back(CollStats{static_cast<int>(r.column_int(0)), static_cast<int>(r.column_int(1)),
                                          r.column_int(2), r.column_int(3)});

@@ -300,6 +300,20 @@ Status IngestWriter::write_collectives(int64_t file_id, const std::vector<recogn
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
       return Error::at(db_.path(), std::string("write failed: ") + sqlite3_errmsg(db_.raw()));
+    SummaryValue& sum = collective_summary_[SummaryKey{c.rank, c.nranks, c.op, c.datatype}];
+    ++sum.calls;
+    sum.max_op_count = std::max(sum.max_op_count, c.op_count);
+  }
+  return Ok{};
+}
+
+Status IngestWriter::write_collective_summary() {
+  auto ins = db_.prepare("INSERT INTO collective_summary VALUES(?,?,?,?,?,?,?)");
+  if (!ins) return ins.take_error();
+  for (const auto& [k, v] : collective_summary_) {
+    Status s = ins->run({job_id_, opt_int(k.rank), opt_int(k.nranks), k.op, int64_t{k.datatype}, v.calls,
+                         static_cast<int64_t>(v.max_op_count)});
+    if (!s) return s;
   }
   return Ok{};
 }
@@ -333,6 +347,7 @@ Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
 }
 
 Status IngestWriter::commit(const Totals& t) {
+  if (Status s = write_collective_summary(); !s) return s;
   if (Status s = post_process(); !s) return s;
   auto done = db_.prepare(
       "UPDATE ingests SET finished_at=?, files_new=?, files_already=?, lines=?, bytes=?, seconds=?"

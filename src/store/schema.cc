@@ -72,6 +72,9 @@ CREATE TABLE IF NOT EXISTS collective_calls (
   host TEXT, pid INTEGER, rank INTEGER, comm_rank INTEGER, device INTEGER, op TEXT,
   op_count INTEGER, count INTEGER, datatype INTEGER, redop_id INTEGER, root INTEGER,
   nranks INTEGER, comm TEXT);
+CREATE TABLE IF NOT EXISTS collective_summary (
+  job_id INTEGER NOT NULL, rank INTEGER, nranks INTEGER, op TEXT, datatype INTEGER,
+  calls INTEGER NOT NULL, max_op_count INTEGER);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
   byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,

@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -72,6 +74,22 @@ class IngestWriter {
   std::unordered_set<std::string> known_;
   struct Statements;
   std::unique_ptr<Statements> st_;
+  // Per (rank, nranks, op, datatype): calls and the highest opCount, kept while
+  // writing so that diagnose never scans millions of collective rows.
+  struct SummaryKey {
+    int rank, nranks;
+    std::string op;
+    int datatype;
+    bool operator<(const SummaryKey& o) const {
+      return std::tie(rank, nranks, op, datatype) < std::tie(o.rank, o.nranks, o.op, o.datatype);
+    }
+  };
+  struct SummaryValue {
+    int64_t calls = 0;
+    uint64_t max_op_count = 0;
+  };
+  std::map<SummaryKey, SummaryValue> collective_summary_;
+  Status write_collective_summary();
 };
 
 }  // namespace ncclpm::store
