@@ -1,0 +1,250 @@
+// bench/gen/layout.cc
+#include "gen/layout.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "gen/story.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm::bench {
+namespace {
+
+Launcher launcher_of(LayoutKind k) {
+  return k == LayoutKind::kSlurm || k == LayoutKind::kNcclDebugFile ? Launcher::kSrun
+                                                                    : Launcher::kTorchrun;
+}
+
+Story story_of(const Job& job) {
+  return Story(job, launcher_of(job.opt.layout), job.opt.layout == LayoutKind::kNcclDebugFile);
+}
+
+std::unique_ptr<Sink> open_sink(const fs::path& p, const Job& job) {
+  return std::make_unique<Sink>(p, job.opt.compress, job.opt.level);
+}
+
+uint64_t newlines(const std::string& s) {
+  return static_cast<uint64_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// ---- per-file layouts: one rank at a time -----------------------------------
+
+void write_per_file(const Job& job, const Story& story, const fs::path& dir, SinkCounts& counts) {
+  const bool torchrun = job.opt.layout == LayoutKind::kTorchrunLogdir;
+  RankText text;
+  for (int h = 0; h < job.host_count(); ++h) {
+    const HostInfo& host = job.hosts[static_cast<size_t>(h)];
+    int first = h * job.opt.ranks_per_host,
+        last = std::min(job.rank_count(), first + job.opt.ranks_per_host);
+    for (int rank = first; rank < last; ++rank) {
+      const RankInfo& r = job.ranks[static_cast<size_t>(rank)];
+      std::unique_ptr<Sink> out, err, nccl;
+      if (torchrun) {
+        fs::path d = dir / host.name / job.run_id / "attempt_0" / std::to_string(r.local);
+        out = open_sink(d / "stdout.log", job);
+        err = open_sink(d / "stderr.log", job);
+      } else {
+        out = open_sink(dir / ("train-rank" + std::to_string(rank) + ".log"), job);
+        nccl = open_sink(
+            dir / "nccl" / ("nccl." + host.name + "." + std::to_string(r.pid) + ".log"), job);
+      }
+      for (int phase = 0; phase < story.phase_count(); ++phase) {
+        text.clear();
+        story.emit(rank, phase, text);
+        out->write(text.out);
+        (err ? *err : *out).write(text.err);
+        if (nccl) nccl->write(text.nccl);
+      }
+      for (auto* s : {&out, &err, &nccl})
+        if (*s) (*s)->close(counts);
+    }
+    if (torchrun) {
+      std::string agent;
+      story.agent_start(h, agent);
+      story.agent_end(h, agent);
+      auto s = open_sink(dir / host.name / "torchrun.log", job);
+      s->write(agent);
+      s->close(counts);
+    }
+  }
+  if (!torchrun) {
+    std::string slurm;
+    story.slurm_header(slurm);
+    story.srun_end(slurm);
+    auto s = open_sink(dir / ("slurm-" + job.slurm_job + ".out"), job);
+    s->write(slurm);
+    s->close(counts);
+  }
+}
+
+// ---- merged layouts: one phase at a time, ranks interleaved ------------------
+
+// One stream of one rank on its way into the merged file; `buf` keeps an
+// unfinished last line (a tqdm redraw) for the next phase.
+struct Channel {
+  std::string prefix;
+  std::string buf;
+  size_t pos = 0;
+};
+
+std::string label(const Job& job, int rank) {
+  std::string p;
+  if (job.opt.layout == LayoutKind::kSlurm) {
+    int width = static_cast<int>(std::to_string(std::max(0, job.rank_count() - 1)).size());
+    cat(p, Pad{rank, width}, ": ");
+  } else {
+    const RankInfo& r = job.ranks[static_cast<size_t>(rank)];
+    if (job.host_count() > 1) cat(p, job.hosts[static_cast<size_t>(r.host)].name, ": ");
+    cat(p, "[default", r.local, "]:");
+  }
+  return p;
+}
+
+// Writes every complete line of `text` behind `prefix`.
+void write_prefixed(Sink& sink, const std::string& prefix, const std::string& text) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const char* nl =
+        static_cast<const char*>(std::memchr(text.data() + pos, '\n', text.size() - pos));
+    size_t end = nl ? static_cast<size_t>(nl - text.data()) + 1 : text.size();
+    sink.write(prefix);
+    sink.write(std::string_view(text).substr(pos, end - pos));
+    pos = end;
+  }
+}
+
+void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkCounts& counts) {
+  const bool slurm = job.opt.layout == LayoutKind::kSlurm;
+  auto sink = open_sink(
+      dir / (slurm ? "slurm-" + job.slurm_job + ".out" : std::string("console.log")), job);
+  std::string head;
+  if (slurm) {
+    story.slurm_header(head);
+    sink->write(head);
+  } else {
+    for (int h = 0; h < job.host_count(); ++h) {
+      head.clear();
+      story.agent_start(h, head);
+      write_prefixed(
+          *sink, job.host_count() > 1 ? job.hosts[static_cast<size_t>(h)].name + ": " : "", head);
+    }
+  }
+  const size_t n = static_cast<size_t>(job.rank_count());
+  std::vector<Channel> ch(2 * n);  // [2r] stdout, [2r+1] stderr
+  for (size_t r = 0; r < n; ++r)
+    ch[2 * r].prefix = ch[2 * r + 1].prefix = label(job, static_cast<int>(r));
+  RankText text;
+  std::vector<size_t> active;
+  for (int phase = 0; phase < story.phase_count(); ++phase) {
+    for (size_t r = 0; r < n; ++r) {
+      text.clear();
+      story.emit(static_cast<int>(r), phase, text);
+      ch[2 * r].buf += text.out;
+      ch[2 * r + 1].buf += text.err;
+    }
+    active.clear();
+    for (size_t c = 0; c < ch.size(); ++c)
+      if (ch[c].buf.find('\n') != std::string::npos) active.push_back(c);
+    Rng rng = Rng::for_part(job.opt.seed, 0x1a7, static_cast<uint64_t>(phase));
+    // Round robin over the channels that still hold complete lines, a few
+    // lines each turn.
+    while (!active.empty()) {
+      size_t kept = 0;
+      for (size_t c : active) {
+        Channel& k = ch[c];
+        int take = static_cast<int>(rng.range(1, 6));
+        while (take-- > 0) {
+          const char* nl = static_cast<const char*>(
+              std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos));
+          if (nl == nullptr) break;
+          size_t end = static_cast<size_t>(nl - k.buf.data()) + 1;
+          sink->write(k.prefix);
+          sink->write(std::string_view(k.buf).substr(k.pos, end - k.pos));
+          k.pos = end;
+        }
+        if (std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos) != nullptr)
+          active[kept++] = c;
+      }
+      active.resize(kept);
+    }
+    for (Channel& k : ch) {
+      k.buf.erase(0, k.pos);
+      k.pos = 0;
+    }
+  }
+  // Unfinished last lines (a process killed mid-redraw) still reach the file.
+  for (Channel& k : ch)
+    if (!k.buf.empty()) write_prefixed(*sink, k.prefix, k.buf + "\n");
+  std::string tail;
+  if (slurm) {
+    story.srun_end(tail);
+    sink->write(tail);
+  } else {
+    for (int h = 0; h < job.host_count(); ++h) {
+      tail.clear();
+      story.agent_end(h, tail);
+      write_prefixed(
+          *sink, job.host_count() > 1 ? job.hosts[static_cast<size_t>(h)].name + ": " : "", tail);
+    }
+  }
+  sink->close(counts);
+}
+
+}  // namespace
+
+const char* layout_name(LayoutKind k) {
+  switch (k) {
+    case LayoutKind::kTorchrunLogdir:
+      return "torchrun-logdir";
+    case LayoutKind::kConsole:
+      return "console";
+    case LayoutKind::kSlurm:
+      return "slurm";
+    case LayoutKind::kNcclDebugFile:
+      return "nccl-debug-file";
+  }
+  return "?";
+}
+
+SinkCounts write_corpus(const Job& job, const fs::path& dir) {
+  Story story = story_of(job);
+  SinkCounts counts;
+  if (job.opt.layout == LayoutKind::kTorchrunLogdir || job.opt.layout == LayoutKind::kNcclDebugFile)
+    write_per_file(job, story, dir, counts);
+  else
+    write_merged(job, story, dir, counts);
+  return counts;
+}
+
+SizeEstimate estimate_size(const Job& job) {
+  Story story = story_of(job);
+  const bool merged =
+      job.opt.layout == LayoutKind::kConsole || job.opt.layout == LayoutKind::kSlurm;
+  SizeEstimate e;
+  RankText text;
+  int sample = std::min(job.opt.steps, std::max(1, job.opt.log_every));
+  auto bytes = [&](int rank, int phase) {
+    text.clear();
+    story.emit(rank, phase, text);
+    double b = static_cast<double>(text.out.size() + text.err.size() + text.nccl.size());
+    if (merged)
+      b += static_cast<double>(newlines(text.out) + newlines(text.err)) * label(job, rank).size();
+    return b;
+  };
+  for (int rank = 0; rank < job.rank_count(); ++rank) {
+    e.fixed_bytes += bytes(rank, 0) + bytes(rank, story.phase_count() - 1);
+    for (int s = 1; s <= sample; ++s) e.step_bytes += bytes(rank, s) / sample;
+  }
+  std::string launcher;
+  for (int h = 0; h < job.host_count(); ++h) {
+    story.agent_start(h, launcher);
+    story.agent_end(h, launcher);
+  }
+  e.fixed_bytes += static_cast<double>(launcher.size());
+  return e;
+}
+
+}  // namespace ncclpm::bench
