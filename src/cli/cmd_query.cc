@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ncclpm/store/schema.h"
+#include "ncclpm/util/json_writer.h"
 #include "ncclpm/util/text.h"
 #include "options.h"
 
@@ -31,31 +32,9 @@ std::string csv_quote(const std::string& s) {
   return out + "\"";
 }
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string json_value(const store::Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "null";
-  if (std::holds_alternative<std::string>(v)) return json_string(std::get<std::string>(v));
+  if (std::holds_alternative<std::string>(v)) return util::JsonWriter::escape(std::get<std::string>(v));
   return cell_text(v);
 }
 
@@ -132,7 +111,7 @@ int cmd_query(const Args& args) {
     if (format == "json") {
       std::cout << (first ? "\n  {" : ",\n  {");
       for (int c = 0; c < stmt->columns(); ++c)
-        std::cout << (c ? ", " : "") << json_string(names[static_cast<size_t>(c)]) << ": "
+        std::cout << (c ? ", " : "") << util::JsonWriter::escape(names[static_cast<size_t>(c)]) << ": "
                   << json_value(stmt->column(c));
       std::cout << "}";
     } else {
