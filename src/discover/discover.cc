@@ -21,22 +21,16 @@ namespace {
 
 constexpr size_t kHeadBytes = 64 * 1024;
 
-std::string errno_text(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
-
 // First bytes of the file, decompressed when needed, so that classification
 // sees what the parser will see.
 Result<std::string> read_head(const fs::path& path, read::Compression* compression) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error::at(path.string(), "cannot open: " + errno_text(errno));
+  if (fd < 0) return Error::at(path.string(), "cannot open: " + util::errno_text(errno));
   std::string raw(kHeadBytes, '\0');
   ssize_t n = ::read(fd, raw.data(), raw.size());
   int err = errno;
   ::close(fd);
-  if (n < 0) return Error::at(path.string(), "cannot read: " + errno_text(err));
+  if (n < 0) return Error::at(path.string(), "cannot read: " + util::errno_text(err));
   raw.resize(static_cast<size_t>(n));
   *compression = read::sniff_compression(raw);
   if (*compression == read::Compression::kGzip) {
@@ -165,7 +159,7 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
     f.rel_path = ec ? path.string() : rel.generic_string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
-      out.problems.push_back(Error::at(path.string(), "cannot stat: " + errno_text(errno)));
+      out.problems.push_back(Error::at(path.string(), "cannot stat: " + util::errno_text(errno)));
       return;
     }
     f.size_bytes = st.st_size;

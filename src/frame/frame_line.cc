@@ -4,15 +4,13 @@
 // launcher prefixes whose meaning depends on the file as a whole.
 #include <algorithm>
 
+#include "chars.h"
 #include "ncclpm/frame/framer.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::frame {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_host_char(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_'; }
 
 // Slurm --label: optional "P<het> ", spaces, task id, ": ".
 bool match_slurm_label(std::string_view s, int* task, size_t* len) {
@@ -165,7 +163,6 @@ bool looks_like_progress_bar(std::string_view s) {
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
   size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0;
-  std::vector<std::string> hosts;
   for (std::string_view line : sample) {
     if (util::is_blank(line)) continue;
     ++nonblank;
@@ -177,8 +174,6 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
       ++pdsh;
       size_t label_len = 0;
       if (match_slurm_label(line.substr(len), &task, &label_len)) ++pdsh_slurm;
-      if (std::find(hosts.begin(), hosts.end(), host) == hosts.end() && hosts.size() < 4096)
-        hosts.emplace_back(host);
     }
   }
   // A launcher prefixes every line it forwards; most of the sample must carry it.
@@ -187,7 +182,6 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
     launcher_ = LauncherFormat::kSlurmLabel;
   } else if (pdsh * 10 >= nonblank * 6) {
     launcher_ = LauncherFormat::kPdsh;
-    pdsh_hosts_ = std::move(hosts);
     slurm_after_pdsh_ = pdsh_slurm * 10 >= nonblank * 6;
   }
 }

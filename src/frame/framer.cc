@@ -5,6 +5,8 @@
 // comparisons recognise.
 #include "ncclpm/frame/framer.h"
 
+#include "chars.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -13,11 +15,6 @@
 namespace ncclpm::frame {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_host_char(char c) {
-  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_';
-}
 
 // Reads digits at s[i..]; returns false when there are none.
 bool read_int(std::string_view s, size_t& i, int64_t& out) {

@@ -95,7 +95,9 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
       return;
     }
     frame::Frame f = framer.frame(l.text);
-    if (f.body.find("WorkNCCL(") != std::string_view::npos && !recognize::parse_work_record(f.body)) {
+    // WorkNCCL records come from PyTorch, never from NCCL's own (high-volume) lines.
+    if (f.producer != frame::Producer::kNccl && f.body.find("WorkNCCL(") != std::string_view::npos &&
+        !recognize::parse_work_record(f.body)) {
       held = l;
       held_text.assign(l.text);
       held->text = held_text;

@@ -1,6 +1,8 @@
 // src/read/byte_source.cc
 #include "byte_source.h"
 
+#include "ncclpm/util/text.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -15,12 +17,6 @@
 
 namespace ncclpm::read {
 namespace {
-
-std::string errno_text(int err) {
-  std::string s = std::strerror(err);
-  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
-  return s;
-}
 
 class MappedSource final : public ByteSource {
  public:
@@ -133,12 +129,12 @@ class ZstdSource final : public ByteSource {
 
 Result<std::unique_ptr<ByteSource>> open_mapped(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error::at(path.string(), "cannot open: " + errno_text(errno));
+  if (fd < 0) return Error::at(path.string(), "cannot open: " + util::errno_text(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
-    return Error::at(path.string(), "cannot stat: " + errno_text(err));
+    return Error::at(path.string(), "cannot stat: " + util::errno_text(err));
   }
   size_t size = static_cast<size_t>(st.st_size);
   void* data = nullptr;
@@ -147,7 +143,7 @@ Result<std::unique_ptr<ByteSource>> open_mapped(const std::filesystem::path& pat
     if (data == MAP_FAILED) {
       int err = errno;
       ::close(fd);
-      return Error::at(path.string(), "cannot map into memory: " + errno_text(err));
+      return Error::at(path.string(), "cannot map into memory: " + util::errno_text(err));
     }
     madvise(data, size, MADV_SEQUENTIAL);
   }
@@ -157,7 +153,7 @@ Result<std::unique_ptr<ByteSource>> open_mapped(const std::filesystem::path& pat
 
 Result<std::unique_ptr<ByteSource>> open_gzip(const std::filesystem::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error::at(path.string(), "cannot open: " + errno_text(errno));
+  if (fd < 0) return Error::at(path.string(), "cannot open: " + util::errno_text(errno));
   gzFile f = gzdopen(fd, "rb");
   if (f == nullptr) {
     ::close(fd);
@@ -169,7 +165,7 @@ Result<std::unique_ptr<ByteSource>> open_gzip(const std::filesystem::path& path)
 
 Result<std::unique_ptr<ByteSource>> open_zstd(const std::filesystem::path& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Error::at(path.string(), "cannot open: " + errno_text(errno));
+  if (f == nullptr) return Error::at(path.string(), "cannot open: " + util::errno_text(errno));
   return std::unique_ptr<ByteSource>(new ZstdSource(f, path.string()));
 }
 

@@ -4,6 +4,8 @@
 // traceback, and torchrun's ChildFailedError summary (log-formats C.3).
 #include <re2/re2.h>
 
+#include "match.h"
+
 #include "blocks.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
@@ -15,8 +17,6 @@ using frame::Producer;
 using read::PhysicalLine;
 
 namespace {
-
-re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
 
 bool is_chain_line(std::string_view b) {
   return b.starts_with("During handling of the above exception") ||

@@ -4,16 +4,14 @@
 // are parsed by hand; the rarer lines use RE2 behind a literal check.
 #include <re2/re2.h>
 
+#include "match.h"
+
 #include "ncclpm/recognize/nccl_enums.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::recognize {
 namespace {
-
-bool contains(std::string_view s, std::string_view lit) { return s.find(lit) != std::string_view::npos; }
-
-re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
 
 // Reads the token after `key ` up to the next space.
 std::string_view field_after(std::string_view s, std::string_view key) {

@@ -4,14 +4,13 @@
 // wording they had across releases, and the launchers' exit reports (C, D).
 #include <re2/re2.h>
 
+#include "match.h"
+
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::recognize {
 namespace {
-
-bool contains(std::string_view s, std::string_view lit) { return s.find(lit) != std::string_view::npos; }
-re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
 
 int64_t to_int(const std::string& s, int64_t fallback = -1) {
   auto v = util::parse_int(s);

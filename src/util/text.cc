@@ -2,7 +2,9 @@
 #include "ncclpm/util/text.h"
 
 #include <charconv>
+#include <cctype>
 #include <cstdlib>
+#include <cstring>
 
 namespace ncclpm::util {
 
@@ -160,6 +162,12 @@ std::string with_commas(int64_t n) {
   }
   if (n < 0) out.push_back('-');
   return std::string(out.rbegin(), out.rend());
+}
+
+std::string errno_text(int err) {
+  std::string s = std::strerror(err);
+  if (!s.empty()) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
 }
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }

@@ -80,7 +80,6 @@ class Framer {
 
   LauncherFormat launcher_ = LauncherFormat::kNone;
   bool slurm_after_pdsh_ = false;  // "node07: 3: ...": srun labels inside pdsh output
-  std::vector<std::string> pdsh_hosts_;
   std::string scratch_;
 };
 

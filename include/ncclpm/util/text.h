@@ -44,6 +44,9 @@ std::string_view clip(std::string_view s, size_t max_bytes);
 /// 1234567 -> "1,234,567": counts read by people.
 std::string with_commas(int64_t n);
 
+/// strerror(err) starting lowercase, for error messages: "permission denied".
+std::string errno_text(int err);
+
 /// Quotes a value for an error message: 'value'.
 std::string quoted(std::string_view s);
 
