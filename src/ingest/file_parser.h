@@ -16,7 +16,8 @@ namespace ncclpm::ingest {
 struct Batch {
   size_t file_index = 0;
   int64_t file_id = 0;
-  recognize::Rows rows;
+  recognize::Rows rows;                    ///< events and unparsed lines (COLL calls are encoded below)
+  store::EncodedCollectives collectives;   ///< the COLL calls, encoded by the parsing thread
   std::vector<recognize::FlightRecorderEntry> fr_entries;
   std::vector<recognize::FlightRecorderPgStatus> fr_status;
   bool final = false;

@@ -125,16 +125,28 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     }
     feed_one(l);
   };
-  auto flush = [&](bool final) {
+  // COLL calls are encoded here, on the parsing thread, as they are drained:
+  // the writer then stores a few blobs instead of a row per line.
+  store::CollectiveEncoder collectives;
+  auto drain = [&](bool final) {
     recognizer.drain(batch.rows, final);
+    for (const auto& c : batch.rows.collectives) collectives.add(c);
+    batch.rows.collectives.clear();
+  };
+  auto pending = [&] { return batch.rows.size() + static_cast<size_t>(collectives.pending_rows()); };
+  auto flush = [&](bool final) {
+    drain(final);
     batch.events = static_cast<int64_t>(batch.rows.events.size());
+    batch.collectives = collectives.take();
     if (final) return;  // the caller emits the final batch with the outcome
     Batch part;
     part.file_index = batch.file_index;
     part.file_id = batch.file_id;
     part.events = batch.events;
     part.rows = std::move(batch.rows);
+    part.collectives = std::move(batch.collectives);
     batch.rows = recognize::Rows{};
+    batch.collectives = store::EncodedCollectives{};
     emit(std::move(part));
   };
 
@@ -148,8 +160,8 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     if (++since_check < kCancelCheckLines) continue;
     since_check = 0;
     if (cancel != nullptr && cancel->load()) break;
-    recognizer.drain(batch.rows, false);
-    if (batch.rows.size() >= kBatchRows) flush(false);
+    drain(false);
+    if (pending() >= kBatchRows) flush(false);
   }
   if (held) {
     read::PhysicalLine last = *held;

@@ -152,8 +152,8 @@ Status IngestWriter::prepare_statements() {
       {&st_->exit, "INSERT INTO process_exits VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->signal, "INSERT INTO signals_sent VALUES(?,?,?,?)"},
       {&st_->collective,
-       "INSERT INTO collective_calls(job_id, file_id, line_no, ts_us, host, pid, rank, comm_rank, device, op,"
-       " op_count, count, datatype, redop_id, root, nranks, comm) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+       "INSERT INTO collective_blocks(job_id, file_id, first_line, last_line, rows, rank_min, rank_max, data)"
+       " VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
@@ -250,7 +250,12 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
 Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
   for (const Event& e : rows.events)
     if (Status s = write_event(file_id, e); !s) return s;
-  if (Status s = write_collectives(file_id, rows.collectives); !s) return s;
+  if (!rows.collectives.empty()) {
+    // Text files arrive encoded by their parsing thread; anything else is encoded here.
+    CollectiveEncoder encoder;
+    for (const auto& c : rows.collectives) encoder.add(c);
+    if (Status s = write_collectives(file_id, encoder.take()); !s) return s;
+  }
   for (const auto& u : rows.unparsed) {
     Status s = st_->unparsed.run({job_id_, file_id, u.line_no, u.byte_offset,
                                   u.ts_us != 0 ? Value(u.ts_us) : Value(),
@@ -265,45 +270,27 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
   return Ok{};
 }
 
-// The high-volume path: bound column by column, no temporary vectors, strings
-// bound without a copy (they live until the step).
-Status IngestWriter::write_collectives(int64_t file_id, const std::vector<recognize::CollectiveCall>& calls) {
+// One row per block: the blob is bound without a copy.
+Status IngestWriter::write_collectives(int64_t file_id, const EncodedCollectives& collectives) {
   sqlite3_stmt* st = st_->collective.raw();
   auto int_or_null = [st](int col, int64_t v) {
     return v < 0 ? sqlite3_bind_null(st, col) : sqlite3_bind_int64(st, col, v);
   };
-  auto text_or_null = [st](int col, const std::string& v) {
-    // Host names and pointers from NCCL's prefix are ASCII; others are repaired.
-    return v.empty() ? sqlite3_bind_null(st, col)
-                     : sqlite3_bind_text(st, col, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
-  };
-  for (const auto& c : calls) {
-    std::string host = util::is_valid_utf8(c.host) ? std::string() : util::to_valid_utf8(c.host);
+  for (const CollectiveBlock& b : collectives.blocks) {
     sqlite3_bind_int64(st, 1, job_id_);
     sqlite3_bind_int64(st, 2, file_id);
-    sqlite3_bind_int64(st, 3, c.line_no);
-    if (c.ts_us != 0) sqlite3_bind_int64(st, 4, c.ts_us); else sqlite3_bind_null(st, 4);
-    text_or_null(5, host.empty() ? c.host : host);
-    int_or_null(6, c.pid);
-    int_or_null(7, c.rank);
-    int_or_null(8, c.comm_rank);
-    int_or_null(9, c.device);
-    text_or_null(10, c.op);
-    sqlite3_bind_int64(st, 11, static_cast<int64_t>(c.op_count));
-    sqlite3_bind_int64(st, 12, c.count);
-    sqlite3_bind_int64(st, 13, c.datatype);
-    sqlite3_bind_int64(st, 14, c.redop);
-    sqlite3_bind_int64(st, 15, c.root);
-    int_or_null(16, c.nranks);
-    text_or_null(17, c.comm);
+    sqlite3_bind_int64(st, 3, b.first_line);
+    sqlite3_bind_int64(st, 4, b.last_line);
+    sqlite3_bind_int64(st, 5, b.rows);
+    int_or_null(6, b.rank_min);
+    int_or_null(7, b.rank_max);
+    sqlite3_bind_blob64(st, 8, b.data.data(), b.data.size(), SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
       return Error::at(db_.path(), std::string("write failed: ") + sqlite3_errmsg(db_.raw()));
-    SummaryValue& sum = collective_summary_[SummaryKey{c.rank, c.nranks, c.op, c.datatype}];
-    ++sum.calls;
-    sum.max_op_count = std::max(sum.max_op_count, c.op_count);
   }
+  merge_summary(collective_summary_, collectives.summary);
   return Ok{};
 }
 

@@ -67,11 +67,13 @@ CREATE TABLE IF NOT EXISTS process_exits (
   root_cause_block INTEGER);
 CREATE TABLE IF NOT EXISTS signals_sent (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, pid INTEGER, signal TEXT);
-CREATE TABLE IF NOT EXISTS collective_calls (
-  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL, ts_us INTEGER,
-  host TEXT, pid INTEGER, rank INTEGER, comm_rank INTEGER, device INTEGER, op TEXT,
-  op_count INTEGER, count INTEGER, datatype INTEGER, redop_id INTEGER, root INTEGER,
-  nranks INTEGER, comm TEXT);
+-- NCCL COLL lines, encoded in blocks by the parsing threads (format in
+-- include/ncclpm/store/collective_blocks.h); read them through collective_calls.
+CREATE TABLE IF NOT EXISTS collective_blocks (
+  block_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+  first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, rows INTEGER NOT NULL,
+  rank_min INTEGER, rank_max INTEGER, data BLOB NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS collective_calls USING ncclpm_collectives;
 CREATE TABLE IF NOT EXISTS collective_summary (
   job_id INTEGER NOT NULL, rank INTEGER, nranks INTEGER, op TEXT, datatype INTEGER,
   calls INTEGER NOT NULL, max_op_count INTEGER);
@@ -131,6 +133,7 @@ CREATE INDEX IF NOT EXISTS events_by_rank ON events (job_id, rank);
 CREATE INDEX IF NOT EXISTS events_by_file ON events (file_id, line_no);
 CREATE INDEX IF NOT EXISTS unparsed_by_file ON unparsed_lines (file_id, line_no);
 CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
+CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_id);
 )SQL";
 }
 
@@ -148,6 +151,12 @@ Status check_or_create_schema(Connection& db, bool create) {
                      "use the ncclpm that wrote it, or a newer one");
   }
   if (*version == kSchemaVersion) return Ok{};
+  if (*version == 1) {
+    return Error::at(db.path(),
+                     "database has schema version 1, from an older ncclpm that stored one row per "
+                     "collective; this one reads version " + std::to_string(kSchemaVersion),
+                     "ingest the logs again into a new database (--db NEW.db)");
+  }
   auto tables = db.scalar_int("SELECT count(*) FROM sqlite_master");
   if (!tables) return tables.take_error();
   if (*tables > 0) {

@@ -1,6 +1,8 @@
 // src/store/sqlite.cc
 #include "ncclpm/store/sqlite.h"
 
+#include "ncclpm/store/collective_blocks.h"
+
 namespace ncclpm::store {
 
 Statement& Statement::operator=(Statement&& o) noexcept {
@@ -86,6 +88,9 @@ Result<Connection> Connection::open(const std::filesystem::path& path, bool read
     return Error::at(c.path_, "cannot open database: " + msg);
   }
   sqlite3_busy_timeout(c.db_, 5000);
+  // Every connection reads the collectives, stored in blocks (see collective_blocks.h).
+  if (int reg = register_collective_table(c.db_); reg != SQLITE_OK)
+    return Error::at(c.path_, std::string("cannot register the collectives table: ") + sqlite3_errstr(reg));
   return c;
 }
 

@@ -167,9 +167,30 @@ TEST(BadInput, DatabaseFromNewerSchemaIsRefusedAndUntouched) {
   std::string before = read_file(t / "new.db");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "new.db").string()});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (1)"),
+  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (2)"),
             std::string::npos) << r.err;
   EXPECT_EQ(read_file(t / "new.db"), before);
+}
+
+TEST(BadInput, DatabaseFromSchemaOneAsksForANewIngestAndIsUntouched) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  {
+    auto db = store::Connection::open(t / "old.db", false);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("CREATE TABLE collective_calls(x); PRAGMA user_version = 1"));
+  }
+  std::string before = read_file(t / "old.db");
+  for (const char* command : {"ingest", "diagnose"}) {
+    std::vector<std::string> args = {command, "--db", (t / "old.db").string()};
+    if (std::string(command) == "ingest") args.insert(args.begin() + 1, (t / "logs").string());
+    auto r = run_ncclpm(args);
+    EXPECT_EQ(r.exit_code, 1) << command;
+    EXPECT_NE(r.err.find("old.db: database has schema version 1, from an older ncclpm"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("ingest the logs again into a new database"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(read_file(t / "old.db"), before);
 }
 
 TEST(BadInput, CancelledIngestWritesNothing) {

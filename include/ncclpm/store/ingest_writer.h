@@ -10,9 +10,7 @@
 
 #include <atomic>
 #include <filesystem>
-#include <map>
 #include <memory>
-#include <tuple>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -20,6 +18,7 @@
 
 #include "ncclpm/discover/discover.h"
 #include "ncclpm/recognize/file_recognizer.h"
+#include "ncclpm/store/collective_blocks.h"
 #include "ncclpm/store/sqlite.h"
 
 namespace ncclpm::store {
@@ -45,6 +44,8 @@ class IngestWriter {
 
   Result<int64_t> add_file(const discover::DiscoveredFile& f);
   Status write_rows(int64_t file_id, recognize::Rows& rows);
+  /// Stores blocks the parsing thread encoded, and counts them in the summary.
+  Status write_collectives(int64_t file_id, const EncodedCollectives& collectives);
   Status write_flight_recorder(int64_t file_id, const std::vector<recognize::FlightRecorderEntry>& entries,
                                const std::vector<recognize::FlightRecorderPgStatus>& status);
   Status finish_file(int64_t file_id, const FileOutcome& outcome);
@@ -65,7 +66,6 @@ class IngestWriter {
   Status post_process();
   Status infer_file_ranks();
   Status write_event(int64_t file_id, const recognize::Event& e);
-  Status write_collectives(int64_t file_id, const std::vector<recognize::CollectiveCall>& calls);
 
   Connection db_;
   std::filesystem::path final_path_, temp_path_;
@@ -74,21 +74,8 @@ class IngestWriter {
   std::unordered_set<std::string> known_;
   struct Statements;
   std::unique_ptr<Statements> st_;
-  // Per (rank, nranks, op, datatype): calls and the highest opCount, kept while
-  // writing so that diagnose never scans millions of collective rows.
-  struct SummaryKey {
-    int rank, nranks;
-    std::string op;
-    int datatype;
-    bool operator<(const SummaryKey& o) const {
-      return std::tie(rank, nranks, op, datatype) < std::tie(o.rank, o.nranks, o.op, o.datatype);
-    }
-  };
-  struct SummaryValue {
-    int64_t calls = 0;
-    uint64_t max_op_count = 0;
-  };
-  std::map<SummaryKey, SummaryValue> collective_summary_;
+  // Kept while writing so that diagnose never scans millions of collective rows.
+  CollectiveSummary collective_summary_;
   Status write_collective_summary();
 };
 
