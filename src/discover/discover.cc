@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
-#include <regex>
+
+#include <re2/re2.h>
 
 #include "ncclpm/util/text.h"
 
@@ -21,28 +23,47 @@ namespace {
 
 constexpr size_t kHeadBytes = 64 * 1024;
 
+// What identifies a file's content for "ingesting twice adds nothing": its
+// relative path, size, first and last 64 KiB (`raw_head`: the first, as read).
+std::string fingerprint(int fd, const std::string& rel_path, int64_t size, std::string_view raw_head) {
+  uLong h = crc32(0L, Z_NULL, 0);
+  h = crc32(h, reinterpret_cast<const Bytef*>(rel_path.data()), static_cast<uInt>(rel_path.size()));
+  h = crc32(h, reinterpret_cast<const Bytef*>(raw_head.data()), static_cast<uInt>(raw_head.size()));
+  if (size > static_cast<int64_t>(kHeadBytes)) {
+    std::string tail(kHeadBytes, '\0');
+    ssize_t n = ::pread(fd, tail.data(), tail.size(), size - static_cast<off_t>(kHeadBytes));
+    if (n > 0) h = crc32(h, reinterpret_cast<const Bytef*>(tail.data()), static_cast<uInt>(n));
+  }
+  char out[48];
+  std::snprintf(out, sizeof out, "%lld-%08lx", static_cast<long long>(size), h);
+  return out;
+}
+
 // First bytes of the file, decompressed when needed, so that classification
-// sees what the parser will see.
-Result<std::string> read_head(const fs::path& path, read::Compression* compression) {
+// sees what the parser will see; and the file's fingerprint.
+Result<std::string> read_head(const fs::path& path, DiscoveredFile& f) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Error::at(path.string(), "cannot open: " + util::errno_text(errno));
-  std::string raw(kHeadBytes, '\0');
-  ssize_t n = ::read(fd, raw.data(), raw.size());
+  std::string raw(static_cast<size_t>(std::min<int64_t>(f.size_bytes, kHeadBytes)), '\0');
+  ssize_t n = raw.empty() ? 0 : ::read(fd, raw.data(), raw.size());
   int err = errno;
+  if (n >= 0) {
+    raw.resize(static_cast<size_t>(n));
+    f.fingerprint = fingerprint(fd, f.rel_path, f.size_bytes, raw);
+  }
   ::close(fd);
   if (n < 0) return Error::at(path.string(), "cannot read: " + util::errno_text(err));
-  raw.resize(static_cast<size_t>(n));
-  *compression = read::sniff_compression(raw);
-  if (*compression == read::Compression::kGzip) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (f == nullptr) return Error::at(path.string(), "cannot open gzip stream");
+  f.compression = read::sniff_compression(raw);
+  if (f.compression == read::Compression::kGzip) {
+    gzFile gz = gzopen(path.c_str(), "rb");
+    if (gz == nullptr) return Error::at(path.string(), "cannot open gzip stream");
     std::string out(kHeadBytes, '\0');
-    int m = gzread(f, out.data(), static_cast<unsigned>(out.size()));
-    gzclose(f);
+    int m = gzread(gz, out.data(), static_cast<unsigned>(out.size()));
+    gzclose(gz);
     out.resize(m > 0 ? static_cast<size_t>(m) : 0);
     return out;
   }
-  if (*compression == read::Compression::kZstd) {
+  if (f.compression == read::Compression::kZstd) {
     std::string out(kHeadBytes, '\0');
     ZSTD_DCtx* ctx = ZSTD_createDCtx();
     ZSTD_inBuffer in{raw.data(), raw.size(), 0};
@@ -81,10 +102,10 @@ bool looks_binary(std::string_view head) {
   return control * 20 > head.size() || invalid * 5 > head.size();
 }
 
-std::optional<int> number_after(const std::string& s, const std::regex& re) {
-  std::smatch m;
-  if (!std::regex_search(s, m, re)) return std::nullopt;
-  return static_cast<int>(std::stol(m[1].str()));
+std::optional<int> number_after(const std::string& s, const RE2& re) {
+  int n = 0;
+  if (!RE2::PartialMatch(s, re, &n)) return std::nullopt;
+  return n;
 }
 
 }  // namespace
@@ -102,15 +123,15 @@ const char* file_kind_name(FileKind k) {
 }
 
 PathHints hints_from_path(const fs::path& rel_path) {
-  // std::regex is slow but this runs once per file, not per line.
-  static const std::regex kAttempt(R"((?:^|/)attempt_(\d+)/(\d+)/[^/]+$)");
-  static const std::regex kRank(R"((?:^|[^a-z])rank[_-]?(\d+)(?:[^0-9/][^/]*)?$)", std::regex::icase);
+  // Once per file, but a 4096-rank job has thousands: RE2, not std::regex.
+  static const RE2 kAttempt(R"((?:^|/)attempt_(\d{1,9})/(\d{1,9})/[^/]+$)");
+  static const RE2 kRank(R"((?i)(?:^|[^a-z])rank[_-]?(\d{1,9})(?:[^0-9/][^/]*)?$)");
   PathHints h;
   std::string s = rel_path.generic_string();
-  std::smatch m;
-  if (std::regex_search(s, m, kAttempt)) {
-    h.attempt = std::stoi(m[1].str());
-    h.local_rank = std::stoi(m[2].str());
+  int attempt = 0, local_rank = 0;
+  if (RE2::PartialMatch(s, kAttempt, &attempt, &local_rank)) {
+    h.attempt = attempt;
+    h.local_rank = local_rank;
   }
   h.rank = number_after(rel_path.filename().string(), kRank);
   std::string name = rel_path.filename().string();
@@ -154,9 +175,10 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
   auto add_file = [&](const fs::path& path, const fs::path& root) {
     DiscoveredFile f;
     f.path = path;
-    std::error_code ec;
-    fs::path rel = root == path ? path.filename() : fs::relative(path, root, ec);
-    f.rel_path = ec ? path.string() : rel.generic_string();
+    // The directory walk yields root/..., so the relative path is lexical:
+    // no system call per file.
+    fs::path rel = root == path ? path.filename() : path.lexically_relative(root);
+    f.rel_path = rel.empty() ? path.string() : rel.generic_string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
       out.problems.push_back(Error::at(path.string(), "cannot stat: " + util::errno_text(errno)));
@@ -164,7 +186,7 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
     }
     f.size_bytes = st.st_size;
     f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-    Result<std::string> head = read_head(path, &f.compression);
+    Result<std::string> head = read_head(path, f);
     if (!head) {
       out.problems.push_back(head.error());
       return;

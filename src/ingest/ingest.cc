@@ -5,12 +5,9 @@
 // memory flat whatever the input size.
 #include "ncclpm/ingest/ingest.h"
 
-#include <zlib.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -64,25 +61,6 @@ class BatchQueue {
   bool closed_ = false;
 };
 
-// What identifies a file's content for "ingesting twice adds nothing".
-std::string fingerprint(const discover::DiscoveredFile& f) {
-  uLong h = crc32(0L, Z_NULL, 0);
-  h = crc32(h, reinterpret_cast<const Bytef*>(f.rel_path.data()), static_cast<uInt>(f.rel_path.size()));
-  std::ifstream in(f.path, std::ios::binary);
-  std::string buf(64 * 1024, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-  h = crc32(h, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(in.gcount()));
-  if (f.size_bytes > static_cast<int64_t>(buf.size())) {
-    in.clear();
-    in.seekg(-static_cast<std::streamoff>(buf.size()), std::ios::end);
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    h = crc32(h, reinterpret_cast<const Bytef*>(buf.data()), static_cast<uInt>(in.gcount()));
-  }
-  char out[48];
-  std::snprintf(out, sizeof out, "%lld-%08lx", static_cast<long long>(f.size_bytes), h);
-  return out;
-}
-
 std::string join_paths(const std::vector<fs::path>& paths) {
   std::string s;
   for (const auto& p : paths) {
@@ -120,7 +98,7 @@ Result<Report> run(const Options& opt) {
     return Error::at(join_paths(opt.paths), "no log files found",
                      "give the directory a job's logs were written to");
   }
-  for (auto& f : d.files) f.fingerprint = fingerprint(f);
+  report.discover_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   auto writer = store::IngestWriter::begin(opt.db_path, report.job, join_paths(opt.paths));
   if (!writer) return writer.take_error();

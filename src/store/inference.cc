@@ -57,12 +57,13 @@ CREATE TEMP TABLE process_ranks AS
     SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL
     UNION ALL SELECT host, pid, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
   GROUP BY host, pid HAVING count(DISTINCT rank) = 1;
+-- Indexed before the INSERT below looks it up once per process.
+CREATE INDEX temp.process_ranks_key ON process_ranks (pid, host);
 INSERT INTO process_ranks
   SELECT host, pid, rank FROM (
     SELECT e.host, e.pid, c.comm_rank AS rank, max(c.nranks) FROM communicators c JOIN events e USING (event_id)
     WHERE e.job_id = ?1 AND e.file_id >= ?2 AND e.pid IS NOT NULL AND c.comm_rank IS NOT NULL GROUP BY e.host, e.pid) w
   WHERE NOT EXISTS (SELECT 1 FROM process_ranks p WHERE p.pid = w.pid AND p.host IS w.host);
-CREATE INDEX temp.process_ranks_key ON process_ranks (pid, host);
 UPDATE events SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = events.pid AND p.host IS events.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
 UPDATE unparsed_lines SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = unparsed_lines.pid AND p.host IS unparsed_lines.host)

@@ -47,6 +47,7 @@ struct Report {
   recognize::LineCounts totals;
   int64_t events = 0, collectives = 0;
   double seconds = 0;
+  double discover_seconds = 0;         ///< of `seconds`: listing, sniffing and fingerprinting files
   double finalize_seconds = 0;         ///< of `seconds`: inference, indexes, commit
   std::vector<FileReport> files;       ///< the files ingested by this run
   std::vector<Error> warnings;         ///< unreadable entries, damaged streams, oversized lines
