@@ -149,26 +149,37 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
 }
 
 bool FileRecognizer::add_collective(const PhysicalLine& line, const Frame& f) {
-  if (auto coll = parse_nccl_coll(f.body)) {
-    coll->line_no = line.line_no;
-    coll->host = std::string(f.host);
-    coll->pid = f.pid;
-    coll->rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
-    if (!comm_ranks_.empty()) {
-      std::string process = coll->host + '|' + std::to_string(f.pid);
-      auto comm = comm_ranks_.find(process + '|' + coll->comm);
-      if (comm != comm_ranks_.end()) coll->comm_rank = comm->second.rank;
-      if (coll->rank < 0) {
-        auto world = process_ranks_.find(process);
-        if (world != process_ranks_.end()) coll->rank = world->second.rank;
-      }
-    }
-    coll->device = f.device;
-    coll->ts_us = f.ts.valid() ? f.ts.to_us() : 0;
-    rows_.collectives.push_back(std::move(*coll));
-    return true;
+  // Parsed in place: millions of lines, no copy of the call.
+  CollectiveCall& c = rows_.collectives.emplace_back();
+  if (!parse_nccl_coll(f.body, c)) {
+    rows_.collectives.pop_back();
+    return false;
   }
-  return false;
+  c.line_no = line.line_no;
+  c.host.assign(f.host);
+  c.pid = f.pid;
+  c.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+  if (!comm_ranks_.empty()) {
+    const CommLookup& known = lookup_comm(c.host, c.pid, c.comm);
+    c.comm_rank = known.comm_rank;
+    if (c.rank < 0) c.rank = known.world_rank;
+  }
+  c.device = f.device;
+  c.ts_us = f.ts.valid() ? f.ts.to_us() : 0;
+  return true;
+}
+
+// A process's COLL lines name the same few communicators over and over: the
+// answer for the last one is kept.
+const FileRecognizer::CommLookup& FileRecognizer::lookup_comm(const std::string& host, int64_t pid,
+                                                              const std::string& comm) {
+  CommLookup& last = last_comm_lookup_;
+  if (last.valid && last.pid == pid && last.host == host && last.comm == comm) return last;
+  last = CommLookup{true, host, pid, comm};
+  std::string process = host + '|' + std::to_string(pid);
+  if (auto it = comm_ranks_.find(process + '|' + comm); it != comm_ranks_.end()) last.comm_rank = it->second.rank;
+  if (auto it = process_ranks_.find(process); it != process_ranks_.end()) last.world_rank = it->second.rank;
+  return last;
 }
 
 bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, Stream& s) {
@@ -200,6 +211,7 @@ void FileRecognizer::learn_comm(const Frame& f, const CommInfo& c) {
   if (c.rank < 0 || c.nranks < 0 || c.comm.empty()) return;
   std::string process = std::string(f.host) + '|' + std::to_string(f.pid);
   comm_ranks_[process + '|' + c.comm] = CommRank{c.rank, c.nranks};
+  last_comm_lookup_.valid = false;
   CommRank& world = process_ranks_[process];
   if (c.nranks > world.nranks) world = CommRank{c.rank, c.nranks};
 }

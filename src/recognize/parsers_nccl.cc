@@ -4,6 +4,8 @@
 // are parsed by hand; the rarer lines use RE2 behind a literal check.
 #include <re2/re2.h>
 
+#include <cstring>
+
 #include "match.h"
 
 #include "ncclpm/recognize/nccl_enums.h"
@@ -95,48 +97,64 @@ std::optional<CommInfo> parse_nccl_comm(std::string_view body) {
 
 // "AllGather: opCount 1a sendbuff 0x7f.. recvbuff 0x7f.. count 131072 datatype 7 op 0 root 0
 //  comm 0x55d5a8b3c2d0 [nranks=8] stream 0x55d5a8b3e4f0"
-std::optional<CollectiveCall> parse_nccl_coll(std::string_view body) {
+bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
   size_t colon = body.find(": opCount ");
-  if (colon == std::string_view::npos || colon == 0 || colon > 40) return std::nullopt;
-  CollectiveCall c;
-  c.op = std::string(body.substr(0, colon));
+  if (colon == std::string_view::npos || colon == 0 || colon > 40) return false;
   std::string_view rest = body.substr(colon + 10);
+  // Tokens are short: a plain loop beats a memchr call per token.
   auto next_token = [&rest]() {
-    size_t sp = rest.find(' ');
-    std::string_view tok = rest.substr(0, sp);
-    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    size_t i = 0;
+    while (i < rest.size() && rest[i] != ' ') ++i;
+    std::string_view tok = rest.substr(0, i);
+    rest.remove_prefix(std::min(i + 1, rest.size()));
     return tok;
   };
-  auto expect = [&](std::string_view key) { return next_token() == key; };
+  // Keys are literals: a compare of known length the compiler inlines.
+  auto expect = [&]<size_t N>(const char (&key)[N]) {
+    constexpr size_t n = N - 1;
+    if (rest.size() < n || std::memcmp(rest.data(), key, n) != 0 || (rest.size() > n && rest[n] != ' '))
+      return false;
+    rest.remove_prefix(std::min(n + 1, rest.size()));
+    return true;
+  };
   auto op_count = util::parse_hex(next_token());
-  if (!op_count) return std::nullopt;
-  c.op_count = *op_count;
-  if (!expect("sendbuff")) return std::nullopt;
+  if (!op_count) return false;
+  if (!expect("sendbuff")) return false;
   next_token();
-  if (!expect("recvbuff")) return std::nullopt;
+  if (!expect("recvbuff")) return false;
   next_token();
-  if (!expect("count")) return std::nullopt;
+  if (!expect("count")) return false;
   auto count = util::parse_int(next_token());
-  if (!expect("datatype")) return std::nullopt;
+  if (!expect("datatype")) return false;
   auto dtype = util::parse_int(next_token());
-  if (!expect("op")) return std::nullopt;
+  if (!expect("op")) return false;
   auto op = util::parse_int(next_token());
-  if (!expect("root")) return std::nullopt;
+  if (!expect("root")) return false;
   auto root = util::parse_int(next_token());
-  if (!count || !dtype || !op || !root) return std::nullopt;
+  if (!count || !dtype || !op || !root) return false;
+  c.op.assign(body.substr(0, colon));
+  c.op_count = *op_count;
   c.count = *count;
   c.datatype = static_cast<int>(*dtype);
   c.redop = static_cast<int>(*op);
   c.root = static_cast<int>(*root);
   // comm and [nranks=N] may be cut off by NCCL's 1023-byte truncation.
+  c.comm.clear();
+  c.nranks = -1;
   if (expect("comm")) {
-    c.comm = std::string(next_token());
+    c.comm.assign(next_token());
     std::string_view nr = next_token();
     if (nr.starts_with("[nranks=") && nr.ends_with("]")) {
       auto n = util::parse_int(nr.substr(8, nr.size() - 9));
       if (n) c.nranks = static_cast<int>(*n);
     }
   }
+  return true;
+}
+
+std::optional<CollectiveCall> parse_nccl_coll(std::string_view body) {
+  CollectiveCall c;
+  if (!parse_nccl_coll(body, c)) return std::nullopt;
   return c;
 }
 

@@ -3,6 +3,7 @@
 // The block format of include/ncclpm/store/collective_blocks.h: a row is a
 // mask of changed fields and their varint-encoded differences.
 #include <algorithm>
+#include <iterator>
 
 #include "ncclpm/store/collective_blocks.h"
 #include "ncclpm/util/text.h"
@@ -74,13 +75,20 @@ size_t CollectiveEncoder::OpenSummaryHash::operator()(const OpenSummaryKey& k) c
 }
 
 uint32_t CollectiveEncoder::dictionary_index(const std::string& s) {
+  // A block's strings are a host, a few ops and comms: a scan beats hashing.
+  constexpr size_t kScan = 16;
+  for (size_t i = 0; i < std::min(kScan, dictionary_.size()); ++i)
+    if (dictionary_[i] == s) return static_cast<uint32_t>(i);
   auto [it, added] = dictionary_index_.try_emplace(s, static_cast<uint32_t>(dictionary_.size()));
   if (added) dictionary_.push_back(s);
   return it->second;
 }
 
 void CollectiveEncoder::count_in_summary(const recognize::CollectiveCall& c, uint32_t op_index) {
-  CollectiveSummaryValue& v = open_summary_[OpenSummaryKey{c.rank, c.nranks, c.datatype, op_index}];
+  OpenSummaryKey key{c.rank, c.nranks, c.datatype, op_index};
+  SummaryCacheEntry& cached = summary_cache_[op_index % std::size(summary_cache_)];
+  if (cached.value == nullptr || !(cached.key == key)) cached = {key, &open_summary_[key]};  // stable: node-based map
+  CollectiveSummaryValue& v = *cached.value;
   ++v.calls;
   v.max_op_count = std::max(v.max_op_count, c.op_count);
 }
@@ -149,6 +157,7 @@ void CollectiveEncoder::close_block() {
     into.max_op_count = std::max(into.max_op_count, v.max_op_count);
   }
   open_summary_.clear();
+  for (SummaryCacheEntry& e : summary_cache_) e = SummaryCacheEntry{};
   done_.rows += block_.rows;
   done_.blocks.push_back(std::move(block_));
   block_ = CollectiveBlock{};

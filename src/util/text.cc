@@ -9,6 +9,18 @@
 namespace ncclpm::util {
 
 std::optional<int64_t> parse_int(std::string_view s) {
+  // Most numbers in logs are short: up to 18 digits cannot overflow, so the
+  // fast path needs no checks but the digits themselves.
+  size_t digits_from = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() > digits_from && s.size() - digits_from <= 18) {
+    int64_t v = 0;
+    for (size_t i = digits_from; i < s.size(); ++i) {
+      auto d = static_cast<unsigned>(s[i] - '0');
+      if (d > 9) return std::nullopt;
+      v = v * 10 + d;
+    }
+    return digits_from == 1 ? -v : v;
+  }
   if (s.empty()) return std::nullopt;
   int64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -19,6 +31,18 @@ std::optional<int64_t> parse_int(std::string_view s) {
 std::optional<uint64_t> parse_hex(std::string_view s) {
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
   if (s.empty()) return std::nullopt;
+  if (s.size() <= 15) {  // cannot overflow
+    uint64_t v = 0;
+    for (char ch : s) {
+      unsigned d = ch >= '0' && ch <= '9' ? static_cast<unsigned>(ch - '0')
+                   : ch >= 'a' && ch <= 'f' ? static_cast<unsigned>(ch - 'a' + 10)
+                   : ch >= 'A' && ch <= 'F' ? static_cast<unsigned>(ch - 'A' + 10)
+                                            : 16u;
+      if (d > 15) return std::nullopt;
+      v = v << 4 | d;
+    }
+    return v;
+  }
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
   if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;

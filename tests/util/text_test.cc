@@ -12,10 +12,29 @@ TEST(Text, ParsesIntegersAndRejectsTrailingJunk) {
   EXPECT_FALSE(parse_int(""));
 }
 
+// The short-number fast path and the long-number path agree at their border.
+TEST(Text, ParsesIntegersOfEveryLengthAndRefusesOverflow) {
+  EXPECT_EQ(parse_int("0"), 0);
+  EXPECT_EQ(parse_int("-0"), 0);
+  EXPECT_EQ(parse_int("999999999999999999"), 999999999999999999);     // 18 digits
+  EXPECT_EQ(parse_int("1000000000000000000"), 1000000000000000000);   // 19
+  EXPECT_EQ(parse_int("-999999999999999999"), -999999999999999999);
+  EXPECT_EQ(parse_int("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(parse_int("-9223372036854775808"), INT64_MIN);
+  EXPECT_FALSE(parse_int("9223372036854775808"));
+  EXPECT_FALSE(parse_int("00000000000000000000009x"));
+  for (const char* bad : {"-", "--1", "+5", " 5", "5 ", "1-2", "12345678901234567a"}) EXPECT_FALSE(parse_int(bad)) << bad;
+}
+
 TEST(Text, ParsesHexWithAndWithoutPrefix) {
   EXPECT_EQ(parse_hex("1a"), 26u);
   EXPECT_EQ(parse_hex("0x55d5a8b3c2d0"), 0x55d5a8b3c2d0u);
   EXPECT_FALSE(parse_hex("(nil)"));
+  EXPECT_EQ(parse_hex("ABCdef"), 0xabcdefu);
+  EXPECT_EQ(parse_hex("fffffffffffffff"), 0xfffffffffffffffu);     // 15 digits
+  EXPECT_EQ(parse_hex("ffffffffffffffff"), 0xffffffffffffffffu);   // 16
+  EXPECT_FALSE(parse_hex("10000000000000000"));                    // 17: too big
+  for (const char* bad : {"", "0x", "g", "1 ", "-1", "0x-1"}) EXPECT_FALSE(parse_hex(bad)) << bad;
 }
 
 TEST(Text, StripsAnsiColourAndCursorCodes) {

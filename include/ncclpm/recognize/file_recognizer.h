@@ -83,6 +83,15 @@ class FileRecognizer {
   std::unordered_map<std::string, CommRank> comm_ranks_;     // host|pid|comm
   std::unordered_map<std::string, CommRank> process_ranks_;  // host|pid
   void learn_comm(const frame::Frame& f, const CommInfo& c);
+  struct CommLookup {
+    bool valid = false;
+    std::string host;
+    int64_t pid = -1;
+    std::string comm;
+    int comm_rank = -1, world_rank = -1;
+  };
+  const CommLookup& lookup_comm(const std::string& host, int64_t pid, const std::string& comm);
+  CommLookup last_comm_lookup_;
 
   discover::PathHints hints_;
   LineCounts counts_;

@@ -104,6 +104,13 @@ class CollectiveEncoder {
     size_t operator()(const OpenSummaryKey& k) const;
   };
   std::unordered_map<OpenSummaryKey, CollectiveSummaryValue, OpenSummaryHash> open_summary_;
+  // The last entry used per op: FSDP alternates AllGather and ReduceScatter
+  // line by line, so one entry for all would miss every time.
+  struct SummaryCacheEntry {
+    OpenSummaryKey key{};
+    CollectiveSummaryValue* value = nullptr;
+  };
+  SummaryCacheEntry summary_cache_[8];
 };
 
 /// A decoded row; the strings point into the block's data.

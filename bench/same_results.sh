@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bench/same_results.sh: speed never at the cost of truth. Ingests each corpus
+# with two ncclpm binaries and compares what they stored and what they
+# diagnosed: per-table aggregates over every column that matters, the
+# collective summary and the diagnosis as JSON. Exits 1 on any difference.
+#
+#   bash bench/same_results.sh /tmp/ncclpm-before build-bench/ncclpm bench/.corpus/coll-512 ...
+set -euo pipefail
+
+if [[ $# -lt 3 ]]; then
+  echo "usage: $0 BASELINE_NCCLPM NEW_NCCLPM CORPUS_DIR..." >&2
+  exit 2
+fi
+baseline=$1 new=$2
+shift 2
+
+# Every column of the collective rows, folded so that sums cannot overflow.
+checks=(
+  "collectives|SELECT count(*), sum(line_no), sum(op_count % 1000003), sum(count % 1000003),
+     sum(coalesce(rank, -7)), sum(coalesce(comm_rank, -7)), sum(coalesce(pid, -7) % 1000),
+     sum(coalesce(ts_us, -7) % 1000003), sum(datatype), sum(redop_id), sum(root),
+     sum(coalesce(nranks, -7)), sum(coalesce(device, -7)), count(DISTINCT comm),
+     count(DISTINCT host), count(DISTINCT op) FROM collective_calls"
+  "events|SELECT kind, count(*), sum(coalesce(rank, -9)), sum(line_no), sum(end_line),
+     sum(length(text)), sum(coalesce(ts_us, 0) % 1000003), count(DISTINCT host)
+     FROM events GROUP BY kind ORDER BY kind"
+  "unparsed|SELECT count(*), sum(coalesce(rank, -9)), sum(line_no), sum(length(text)) FROM unparsed_lines"
+  "files|SELECT rel_path, status, hint_rank, lines_read, lines_blank, lines_recognized,
+     lines_unparsed FROM files ORDER BY rel_path"
+  "summary|SELECT rank, nranks, op, datatype, sum(calls), max(max_op_count) FROM collective_summary
+     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+for corpus in "$@"; do
+  name=$(basename "$corpus")
+  for which in baseline new; do
+    bin=${!which}
+    # The same database path for both: it appears in the diagnosis.
+    rm -f "$tmp/incident.db"
+    "$bin" ingest "$corpus" --db "$tmp/incident.db" --quiet > /dev/null
+    for check in "${checks[@]}"; do
+      "$bin" query --db "$tmp/incident.db" --format csv "${check#*|}" > "$tmp/$which.${check%%|*}"
+    done
+    "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
+  done
+  for part in collectives events unparsed files summary diagnosis; do
+    if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
+      echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
+    else
+      echo "$name: $part DIFFERS:"
+      diff "$tmp/baseline.$part" "$tmp/new.$part" | head -20 || true
+      status=1
+    fi
+  done
+done
+exit $status
