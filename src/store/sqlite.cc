@@ -19,7 +19,9 @@ Statement::~Statement() {
   if (stmt_ != nullptr) sqlite3_finalize(stmt_);
 }
 
-Status Statement::bind_all(const std::vector<Value>& values) {
+Status Statement::bind_all(const std::vector<Value>& values) { return bind(values, SQLITE_TRANSIENT); }
+
+Status Statement::bind(const std::vector<Value>& values, sqlite3_destructor_type text_lifetime) {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -31,7 +33,7 @@ Status Statement::bind_all(const std::vector<Value>& values) {
     } else if (const auto* d = std::get_if<double>(&v)) {
       rc = sqlite3_bind_double(stmt_, idx, *d);
     } else if (const auto* s = std::get_if<std::string>(&v)) {
-      rc = sqlite3_bind_text(stmt_, idx, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+      rc = sqlite3_bind_text(stmt_, idx, s->data(), static_cast<int>(s->size()), text_lifetime);
     } else {
       rc = sqlite3_bind_null(stmt_, idx);
     }
@@ -42,9 +44,12 @@ Status Statement::bind_all(const std::vector<Value>& values) {
 }
 
 Status Statement::run(const std::vector<Value>& values) {
-  if (Status s = bind_all(values); !s) return s;
+  // `values` outlives the step: SQLite need not copy the text (ingest binds
+  // millions of strings).
+  if (Status s = bind(values, SQLITE_STATIC); !s) return s;
   int rc = sqlite3_step(stmt_);
   sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);  // no pointer into `values` outlives this call
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
     return Error::at(db_path_, std::string("write failed: ") +
                                    sqlite3_errmsg(sqlite3_db_handle(stmt_)));

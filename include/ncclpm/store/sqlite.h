@@ -51,6 +51,7 @@ class Statement {
   sqlite3_stmt* raw() const { return stmt_; }
 
  private:
+  Status bind(const std::vector<Value>& values, sqlite3_destructor_type text_lifetime);
   sqlite3_stmt* stmt_ = nullptr;
   std::string db_path_;
 };
