@@ -22,15 +22,20 @@ enum Field : int {
 constexpr bool is_string_field(int f) { return f == kOp || f == kComm || f == kHost; }
 constexpr int string_slot(int f) { return f == kHost ? 0 : f == kOp ? 1 : 2; }
 
-void put_varint(std::string& out, uint64_t v) {
-  char buf[10];
-  int n = 0;
+// Writes `v` at `out`; returns the bytes written (at most 10).
+size_t write_varint(char* out, uint64_t v) {
+  size_t n = 0;
   while (v >= 0x80) {
-    buf[n++] = static_cast<char>(v | 0x80);
+    out[n++] = static_cast<char>(v | 0x80);
     v >>= 7;
   }
-  buf[n++] = static_cast<char>(v);
-  out.append(buf, static_cast<size_t>(n));
+  out[n++] = static_cast<char>(v);
+  return n;
+}
+
+void put_varint(std::string& out, uint64_t v) {
+  char buf[10];
+  out.append(buf, write_varint(buf, v));
 }
 
 uint64_t zigzag(uint64_t difference) {
@@ -121,12 +126,15 @@ void CollectiveEncoder::add(const recognize::CollectiveCall& c) {
   uint64_t mask = 0;
   for (int f = 0; f < kFields; ++f)
     if (v[f] != previous_[f]) mask |= uint64_t{1} << f;
-  put_varint(body_, mask);
+  // The row is built on the stack and appended once.
+  char row[10 * (kFields + 1)];
+  size_t n = write_varint(row, mask);
   for (int f = 0; f < kFields; ++f) {
     if ((mask & (uint64_t{1} << f)) == 0) continue;
-    put_varint(body_, is_string_field(f) ? v[f] : zigzag(v[f] - previous_[f]));
+    n += write_varint(row + n, is_string_field(f) ? v[f] : zigzag(v[f] - previous_[f]));
     previous_[f] = v[f];
   }
+  body_.append(row, n);
   count_in_summary(c, static_cast<uint32_t>(v[kOp]));
   block_.last_line = c.line_no;
   if (c.rank >= 0) {
