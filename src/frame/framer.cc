@@ -26,9 +26,13 @@ bool read_int(std::string_view s, size_t& i, int64_t& out) {
   return true;
 }
 
-bool consume(std::string_view s, size_t& i, std::string_view lit) {
-  if (s.substr(i, lit.size()) != lit) return false;
-  i += lit.size();
+// `lit` is a literal: its length is known when compiled, so the compare is
+// inlined instead of a memcmp call on every NCCL line.
+template <size_t N>
+bool consume(std::string_view s, size_t& i, const char (&lit)[N]) {
+  constexpr size_t n = N - 1;
+  if (i > s.size() || s.size() - i < n || std::memcmp(s.data() + i, lit, n) != 0) return false;
+  i += n;
   return true;
 }
 

@@ -124,13 +124,13 @@ bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
   if (!expect("recvbuff")) return false;
   next_token();
   if (!expect("count")) return false;
-  auto count = util::parse_int(next_token());
+  auto count = util::parse_short_int(next_token());
   if (!expect("datatype")) return false;
-  auto dtype = util::parse_int(next_token());
+  auto dtype = util::parse_short_int(next_token());
   if (!expect("op")) return false;
-  auto op = util::parse_int(next_token());
+  auto op = util::parse_short_int(next_token());
   if (!expect("root")) return false;
-  auto root = util::parse_int(next_token());
+  auto root = util::parse_short_int(next_token());
   if (!count || !dtype || !op || !root) return false;
   c.op.assign(body.substr(0, colon));
   c.op_count = *op_count;
@@ -145,7 +145,7 @@ bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
     c.comm.assign(next_token());
     std::string_view nr = next_token();
     if (nr.starts_with("[nranks=") && nr.ends_with("]")) {
-      auto n = util::parse_int(nr.substr(8, nr.size() - 9));
+      auto n = util::parse_short_int(nr.substr(8, nr.size() - 9));
       if (n) c.nranks = static_cast<int>(*n);
     }
   }

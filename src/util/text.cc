@@ -9,17 +9,9 @@
 namespace ncclpm::util {
 
 std::optional<int64_t> parse_int(std::string_view s) {
-  // Most numbers in logs are short: up to 18 digits cannot overflow, so the
-  // fast path needs no checks but the digits themselves.
-  size_t digits_from = !s.empty() && s[0] == '-' ? 1 : 0;
-  if (s.size() > digits_from && s.size() - digits_from <= 18) {
-    int64_t v = 0;
-    for (size_t i = digits_from; i < s.size(); ++i) {
-      auto d = static_cast<unsigned>(s[i] - '0');
-      if (d > 9) return std::nullopt;
-      v = v * 10 + d;
-    }
-    return digits_from == 1 ? -v : v;
+  if (s.size() <= 19) {
+    size_t digits_from = !s.empty() && s[0] == '-' ? 1 : 0;
+    if (s.size() > digits_from && s.size() - digits_from <= 18) return parse_short_int(s);
   }
   if (s.empty()) return std::nullopt;
   int64_t v = 0;

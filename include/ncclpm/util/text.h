@@ -14,6 +14,20 @@ namespace ncclpm::util {
 
 /// Decimal integer (optional leading '-') filling the whole of `s`.
 std::optional<int64_t> parse_int(std::string_view s);
+/// The same, inline for hot loops: numbers of up to 18 digits cannot
+/// overflow, so they need no checks but the digits themselves; longer ones go
+/// to parse_int.
+inline std::optional<int64_t> parse_short_int(std::string_view s) {
+  size_t digits_from = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() <= digits_from || s.size() - digits_from > 18) return parse_int(s);
+  int64_t v = 0;
+  for (size_t i = digits_from; i < s.size(); ++i) {
+    auto d = static_cast<unsigned>(s[i] - '0');
+    if (d > 9) return std::nullopt;
+    v = v * 10 + d;
+  }
+  return digits_from == 1 ? -v : v;
+}
 /// Hexadecimal integer, with or without a leading "0x".
 std::optional<uint64_t> parse_hex(std::string_view s);
 /// Floating point filling the whole of `s`.
