@@ -125,14 +125,11 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     }
     feed_one(l);
   };
-  // COLL calls are encoded here, on the parsing thread, as they are drained:
+  // COLL lines are encoded here, on the parsing thread, as they are read:
   // the writer then stores a few blobs instead of a row per line.
   store::CollectiveEncoder collectives;
-  auto drain = [&](bool final) {
-    recognizer.drain(batch.rows, final);
-    for (const auto& c : batch.rows.collectives) collectives.add(c);
-    batch.rows.collectives.clear();
-  };
+  recognizer.set_collective_sink([&](const recognize::CollectiveLine& c) { collectives.add(c); });
+  auto drain = [&](bool final) { recognizer.drain(batch.rows, final); };
   auto pending = [&] { return batch.rows.size() + static_cast<size_t>(collectives.pending_rows()); };
   auto flush = [&](bool final) {
     drain(final);

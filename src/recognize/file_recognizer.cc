@@ -149,14 +149,10 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
 }
 
 bool FileRecognizer::add_collective(const PhysicalLine& line, const Frame& f) {
-  // Parsed in place: millions of lines, no copy of the call.
-  CollectiveCall& c = rows_.collectives.emplace_back();
-  if (!parse_nccl_coll(f.body, c)) {
-    rows_.collectives.pop_back();
-    return false;
-  }
+  CollectiveLine c;
+  if (!parse_nccl_coll(f.body, c)) return false;
   c.line_no = line.line_no;
-  c.host.assign(f.host);
+  c.host = f.host;
   c.pid = f.pid;
   c.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
   if (!comm_ranks_.empty()) {
@@ -166,18 +162,20 @@ bool FileRecognizer::add_collective(const PhysicalLine& line, const Frame& f) {
   }
   c.device = f.device;
   c.ts_us = f.ts.valid() ? f.ts.to_us() : 0;
+  if (collective_sink_) collective_sink_(c);
+  else rows_.collectives.push_back(c.as<std::string>());
   return true;
 }
 
 // A process's COLL lines name the same few communicators over and over: the
 // answer for the last one is kept.
-const FileRecognizer::CommLookup& FileRecognizer::lookup_comm(const std::string& host, int64_t pid,
-                                                              const std::string& comm) {
+const FileRecognizer::CommLookup& FileRecognizer::lookup_comm(std::string_view host, int64_t pid,
+                                                              std::string_view comm) {
   CommLookup& last = last_comm_lookup_;
   if (last.valid && last.pid == pid && last.host == host && last.comm == comm) return last;
-  last = CommLookup{true, host, pid, comm};
-  std::string process = host + '|' + std::to_string(pid);
-  if (auto it = comm_ranks_.find(process + '|' + comm); it != comm_ranks_.end()) last.comm_rank = it->second.rank;
+  last = CommLookup{true, std::string(host), pid, std::string(comm)};
+  std::string process = last.host + '|' + std::to_string(pid);
+  if (auto it = comm_ranks_.find(process + '|' + last.comm); it != comm_ranks_.end()) last.comm_rank = it->second.rank;
   if (auto it = process_ranks_.find(process); it != process_ranks_.end()) last.world_rank = it->second.rank;
   return last;
 }

@@ -97,7 +97,7 @@ std::optional<CommInfo> parse_nccl_comm(std::string_view body) {
 
 // "AllGather: opCount 1a sendbuff 0x7f.. recvbuff 0x7f.. count 131072 datatype 7 op 0 root 0
 //  comm 0x55d5a8b3c2d0 [nranks=8] stream 0x55d5a8b3e4f0"
-bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
+bool parse_nccl_coll(std::string_view body, CollectiveLine& c) {
   size_t colon = body.find(": opCount ");
   if (colon == std::string_view::npos || colon == 0 || colon > 40) return false;
   std::string_view rest = body.substr(colon + 10);
@@ -132,17 +132,17 @@ bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
   if (!expect("root")) return false;
   auto root = util::parse_short_int(next_token());
   if (!count || !dtype || !op || !root) return false;
-  c.op.assign(body.substr(0, colon));
+  c.op = body.substr(0, colon);
   c.op_count = *op_count;
   c.count = *count;
   c.datatype = static_cast<int>(*dtype);
   c.redop = static_cast<int>(*op);
   c.root = static_cast<int>(*root);
   // comm and [nranks=N] may be cut off by NCCL's 1023-byte truncation.
-  c.comm.clear();
+  c.comm = {};
   c.nranks = -1;
   if (expect("comm")) {
-    c.comm.assign(next_token());
+    c.comm = next_token();
     std::string_view nr = next_token();
     if (nr.starts_with("[nranks=") && nr.ends_with("]")) {
       auto n = util::parse_short_int(nr.substr(8, nr.size() - 9));
@@ -153,9 +153,9 @@ bool parse_nccl_coll(std::string_view body, CollectiveCall& c) {
 }
 
 std::optional<CollectiveCall> parse_nccl_coll(std::string_view body) {
-  CollectiveCall c;
+  CollectiveLine c;
   if (!parse_nccl_coll(body, c)) return std::nullopt;
-  return c;
+  return c.as<std::string>();
 }
 
 std::optional<NcclWarning> parse_nccl_warn(std::string_view body) {

@@ -45,7 +45,7 @@ uint64_t zigzag(uint64_t difference) {
 uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
 // The integer fields of a call, unsigned so differences wrap instead of overflowing.
-void integer_fields(const recognize::CollectiveCall& c, uint64_t* v) {
+void integer_fields(const recognize::CollectiveLine& c, uint64_t* v) {
   auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
   v[kLine] = u(c.line_no);
   v[kTime] = u(c.ts_us);
@@ -79,17 +79,17 @@ size_t CollectiveEncoder::OpenSummaryHash::operator()(const OpenSummaryKey& k) c
   return static_cast<size_t>(h);
 }
 
-uint32_t CollectiveEncoder::dictionary_index(const std::string& s) {
+uint32_t CollectiveEncoder::dictionary_index(std::string_view s) {
   // A block's strings are a host, a few ops and comms: a scan beats hashing.
   constexpr size_t kScan = 16;
   for (size_t i = 0; i < std::min(kScan, dictionary_.size()); ++i)
     if (dictionary_[i] == s) return static_cast<uint32_t>(i);
-  auto [it, added] = dictionary_index_.try_emplace(s, static_cast<uint32_t>(dictionary_.size()));
-  if (added) dictionary_.push_back(s);
+  auto [it, added] = dictionary_index_.try_emplace(std::string(s), static_cast<uint32_t>(dictionary_.size()));
+  if (added) dictionary_.emplace_back(s);
   return it->second;
 }
 
-void CollectiveEncoder::count_in_summary(const recognize::CollectiveCall& c, uint32_t op_index) {
+void CollectiveEncoder::count_in_summary(const recognize::CollectiveLine& c, uint32_t op_index) {
   OpenSummaryKey key{c.rank, c.nranks, c.datatype, op_index};
   SummaryCacheEntry& cached = summary_cache_[op_index % std::size(summary_cache_)];
   if (cached.value == nullptr || !(cached.key == key)) cached = {key, &open_summary_[key]};  // stable: node-based map
@@ -98,7 +98,7 @@ void CollectiveEncoder::count_in_summary(const recognize::CollectiveCall& c, uin
   v.max_op_count = std::max(v.max_op_count, c.op_count);
 }
 
-void CollectiveEncoder::add(const recognize::CollectiveCall& c) {
+void CollectiveEncoder::add(const recognize::CollectiveLine& c) {
   if (block_.rows == 0) {
     // Every block decodes on its own: it starts from zeros and a dictionary
     // whose entry 0 is the empty string.
@@ -111,16 +111,16 @@ void CollectiveEncoder::add(const recognize::CollectiveCall& c) {
   }
   uint64_t v[kFields];
   integer_fields(c, v);
-  const std::string* texts[3] = {&c.host, &c.op, &c.comm};
+  const std::string_view texts[3] = {c.host, c.op, c.comm};
   for (int f : {kHost, kOp, kComm}) {
     int slot = string_slot(f);
-    if (*texts[slot] == previous_text_[slot]) {
+    if (texts[slot] == previous_text_[slot]) {
       v[f] = previous_[f];
     } else {
       // Host names come from the log: SQLite text must be valid UTF-8.
-      v[f] = dictionary_index(util::is_valid_utf8(*texts[slot]) ? *texts[slot]
-                                                                : util::to_valid_utf8(*texts[slot]));
-      previous_text_[slot] = *texts[slot];
+      v[f] = util::is_valid_utf8(texts[slot]) ? dictionary_index(texts[slot])
+                                              : dictionary_index(util::to_valid_utf8(texts[slot]));
+      previous_text_[slot].assign(texts[slot]);
     }
   }
   uint64_t mask = 0;

@@ -474,6 +474,52 @@ TEST(FileRecognizer, TurnsNcclCollLinesIntoCollectiveRowsWithRankFromThePath) {
   EXPECT_EQ(r.rows.collectives[1].op_count, 0x1bu);
 }
 
+TEST(FileRecognizer, ACollectiveSinkGetsEveryCollLineAsItIsReadAndRowsKeepNone) {
+  // The world communicator's init line gives the COLL lines' process its rank.
+  std::vector<std::string> lines = {
+      "node1:4242:4242 [3] NCCL INFO comm 0x55d5a8b3c2d0 rank 11 nRanks 16 nNodes 2 localRanks 8 "
+      "localRank 3 MNNVL 0 - Init COMPLETE",
+      "node1:4242:4242 [3] NCCL INFO AllGather: opCount 1c sendbuff 0x7f3c2e000000 recvbuff 0x7f3c30000000 "
+      "count 131072 datatype 9 op 0 root 0 comm 0x55d5a8b3c2d0 [nranks=16] stream 0x55d5a8b3e4f0",
+      "node1:4242:4242 [3] NCCL INFO ReduceScatter: opCount 1d sendbuff 0x7f3c2e000000 recvbuff "
+      "0x7f3c30000000 count 8 datatype 7 op 4 root 0 comm 0x55d5a8b3c2d0 [nranks=16] stream 0x55d5a8b3e4f0",
+  };
+  Recognized kept = recognize(lines);
+  ASSERT_EQ(kept.rows.collectives.size(), 2u);
+
+  frame::Framer framer;
+  FileRecognizer recognizer({});
+  std::vector<CollectiveCall> sunk;
+  recognizer.set_collective_sink([&](const CollectiveLine& c) { sunk.push_back(c.as<std::string>()); });
+  for (size_t i = 0; i < lines.size(); ++i) {
+    read::PhysicalLine line;
+    line.text = lines[i];
+    line.line_no = static_cast<int64_t>(i) + 1;
+    line.full_bytes = static_cast<int64_t>(lines[i].size());
+    recognizer.feed(line, framer.frame(line.text));
+    EXPECT_EQ(sunk.size(), i) << "a COLL line reaches the sink when it is fed";
+  }
+  recognizer.finish();
+  Rows rows;
+  recognizer.drain(rows, true);
+  EXPECT_TRUE(rows.collectives.empty());
+  EXPECT_EQ(rows.events.size(), 1u);
+  EXPECT_EQ(recognizer.counts().recognized, 3);
+  ASSERT_EQ(sunk.size(), 2u);
+  for (size_t i = 0; i < sunk.size(); ++i) {
+    const CollectiveCall& a = kept.rows.collectives[i];
+    const CollectiveCall& b = sunk[i];
+    EXPECT_EQ(std::tie(a.line_no, a.host, a.pid, a.rank, a.device, a.comm_rank, a.op, a.op_count, a.count,
+                       a.datatype, a.redop, a.root, a.nranks, a.comm),
+              std::tie(b.line_no, b.host, b.pid, b.rank, b.device, b.comm_rank, b.op, b.op_count, b.count,
+                       b.datatype, b.redop, b.root, b.nranks, b.comm));
+  }
+  EXPECT_EQ(sunk[0].rank, 11);
+  EXPECT_EQ(sunk[0].comm_rank, 11);
+  EXPECT_EQ(sunk[1].op, "ReduceScatter");
+  EXPECT_EQ(sunk[1].redop, 4);
+}
+
 TEST(FileRecognizer, DecodesNcclWarningsAndErrorTraces) {
   Recognized r = recognize({
       "",

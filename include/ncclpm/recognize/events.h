@@ -151,19 +151,32 @@ struct Event {
 };
 
 /// One NCCL COLL line (log-formats A.5). Counts are per-rank elements.
-struct CollectiveCall {
+/// `Text` is std::string for a call that is kept, std::string_view for one
+/// that points into the line it was parsed from (the hot path: no copies).
+template <typename Text>
+struct BasicCollectiveCall {
   int64_t line_no = 0;
-  std::string host;
+  Text host;
   int64_t pid = -1;
   int rank = -1, device = -1;
   int comm_rank = -1;    ///< the rank in `comm`, from the communicator's init line
   int64_t ts_us = 0;
-  std::string op;        ///< AllReduce, AllGather, ...
+  Text op;               ///< AllReduce, AllGather, ...
   uint64_t op_count = 0; ///< hex in the log
   int64_t count = 0;
   int datatype = -1, redop = -1, root = -1, nranks = -1;
-  std::string comm;
+  Text comm;
+
+  /// The same call with its strings of another kind (copied or viewed).
+  template <typename Other>
+  BasicCollectiveCall<Other> as() const {
+    return {line_no, Other(host), pid, rank, device, comm_rank, ts_us, Other(op), op_count,
+            count, datatype, redop, root, nranks, Other(comm)};
+  }
 };
+using CollectiveCall = BasicCollectiveCall<std::string>;
+/// Valid only while the line it was parsed from is.
+using CollectiveLine = BasicCollectiveCall<std::string_view>;
 
 /// A line that no recognizer typed, kept with its attribution.
 struct UnparsedLine {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -51,6 +52,10 @@ class FileRecognizer {
   /// latest events stay, since a later line may still continue them.
   void drain(Rows& out, bool final);
   const LineCounts& counts() const { return counts_; }
+  /// Hands COLL lines to `sink` as they are read instead of keeping them in
+  /// Rows::collectives: millions of lines, none copied.
+  using CollectiveSink = std::function<void(const CollectiveLine&)>;
+  void set_collective_sink(CollectiveSink sink) { collective_sink_ = std::move(sink); }
 
  private:
   struct Block;
@@ -90,8 +95,9 @@ class FileRecognizer {
     std::string comm;
     int comm_rank = -1, world_rank = -1;
   };
-  const CommLookup& lookup_comm(const std::string& host, int64_t pid, const std::string& comm);
+  const CommLookup& lookup_comm(std::string_view host, int64_t pid, std::string_view comm);
   CommLookup last_comm_lookup_;
+  CollectiveSink collective_sink_;
 
   discover::PathHints hints_;
   LineCounts counts_;

@@ -19,8 +19,9 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view body);      // A.
 std::optional<EnvSetting> parse_nccl_env(std::string_view body);           // A.3 ENV
 std::optional<CommInfo> parse_nccl_comm(std::string_view body);            // A.3 init/summary
 std::optional<CollectiveCall> parse_nccl_coll(std::string_view body);      // A.5
-/// The same, into `out` (the hot path: no copy); false leaves `out` partly set.
-bool parse_nccl_coll(std::string_view body, CollectiveCall& out);
+/// The same, into `out`, whose strings then point into `body` (the hot path:
+/// no copy); false leaves `out` partly set.
+bool parse_nccl_coll(std::string_view body, CollectiveLine& out);
 std::optional<NcclWarning> parse_nccl_warn(std::string_view body);         // A.8
 std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body);   // A.4
 bool is_nccl_network_line(std::string_view body);                          // A.3 transports

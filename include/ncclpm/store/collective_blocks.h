@@ -74,15 +74,16 @@ struct EncodedCollectives {
 /// Encodes the COLL calls of one file, in line order.
 class CollectiveEncoder {
  public:
-  void add(const recognize::CollectiveCall& call);
+  void add(const recognize::CollectiveLine& call);
+  void add(const recognize::CollectiveCall& call) { add(call.as<std::string_view>()); }
   /// The blocks finished so far, the open one included, and their summary.
   EncodedCollectives take();
   int64_t pending_rows() const { return pending_rows_; }
 
  private:
   void close_block();
-  uint32_t dictionary_index(const std::string& s);
-  void count_in_summary(const recognize::CollectiveCall& call, uint32_t op_index);
+  uint32_t dictionary_index(std::string_view s);
+  void count_in_summary(const recognize::CollectiveLine& call, uint32_t op_index);
 
   EncodedCollectives done_;
   int64_t pending_rows_ = 0;  // rows in done_ and the open block
