@@ -1,0 +1,84 @@
+// tests/store/inference_test.cc
+//
+// Ranks that single lines do not state but the job does, worked out after the
+// load (src/store/inference.cc): from the process's world communicator, and
+// from the launcher's local-rank tag of a merged console.
+#include <gtest/gtest.h>
+
+#include "ncclpm/ingest/ingest.h"
+#include "ncclpm/store/schema.h"
+#include "support/test_support.h"
+
+namespace ncclpm::store {
+namespace {
+
+using testing::TempDir;
+using testing::write_file;
+
+// Ingests `console` as one file; returns rank (or -1) of the line holding `marker`.
+class ConsoleRanks : public ::testing::Test {
+ protected:
+  void ingest(const std::string& console) {
+    write_file(tmp_ / "logs/console.log", console);
+    ingest::Options o;
+    o.paths = {tmp_ / "logs"};
+    o.db_path = tmp_ / "t.db";
+    auto r = ingest::run(o);
+    ASSERT_TRUE(r) << r.error().message;
+    auto db = open_for_reading(tmp_ / "t.db");
+    ASSERT_TRUE(db) << db.error().message;
+    db_ = std::move(db).value();
+  }
+  int64_t rank_of(const std::string& marker) {
+    auto st = db_.prepare(
+        "SELECT coalesce(rank, -1) FROM (SELECT rank, text FROM events UNION ALL SELECT rank, text FROM unparsed_lines)"
+        " WHERE instr(text, ?) > 0");
+    EXPECT_TRUE(st);
+    if (!st || !st->bind_all({marker}) || !st->step()) {
+      ADD_FAILURE() << "no line holds " << marker;
+      return -2;
+    }
+    return st->column_int(0);
+  }
+  TempDir tmp_;
+  Connection db_;
+};
+
+// NCCL's init line names the process's rank in the world communicator
+// (16 ranks, 2 hosts): rank 9 is local rank 1 on node-b.
+constexpr const char* kInitB1 =
+    "node-b: [default1]:node-b:5151:5151 [1] NCCL INFO comm 0x55aa00000001 rank 9 nRanks 16 nNodes 2 "
+    "localRanks 8 localRank 1 MNNVL 0\n";
+constexpr const char* kInitA1 =
+    "node-a: [default1]:node-a:4141:4141 [1] NCCL INFO comm 0x55bb00000001 rank 1 nRanks 16 nNodes 2 "
+    "localRanks 8 localRank 1 MNNVL 0\n";
+
+TEST_F(ConsoleRanks, APrintInAMergedConsoleTakesTheGlobalRankOfItsHostAndLocalRank) {
+  ingest(std::string(kInitA1) + kInitB1 +
+         "node-b: [default1]:epoch 3 step 120 loss 1.25 marker-b1\n"
+         "node-a: [default1]:epoch 3 step 120 loss 1.31 marker-a1\n"
+         "node-a: [default2]:no NCCL line of local rank 2 on node-a: marker-a2\n");
+  EXPECT_EQ(rank_of("marker-b1"), 9);
+  EXPECT_EQ(rank_of("marker-a1"), 1);
+  // Nothing says who local rank 2 on node-a is: no rank is made up.
+  EXPECT_EQ(rank_of("marker-a2"), -1);
+  // The NCCL line itself has its process's rank.
+  EXPECT_EQ(rank_of("comm 0x55aa00000001 rank 9"), 9);
+}
+
+TEST_F(ConsoleRanks, ALocalRankThatMeantTwoGlobalRanksGivesNone) {
+  // A restarted job: local rank 1 on node-b was rank 9, then rank 13.
+  std::string restarted = kInitB1;
+  restarted += "node-b: [default1]:before the restart marker-before\n";
+  restarted +=
+      "node-b: [default1]:node-b:6161:6161 [1] NCCL INFO comm 0x55cc00000001 rank 13 nRanks 16 nNodes 2 "
+      "localRanks 8 localRank 1 MNNVL 0\n";
+  restarted += "node-b: [default1]:after the restart marker-after\n";
+  ingest(restarted);
+  EXPECT_EQ(rank_of("marker-before"), -1);
+  EXPECT_EQ(rank_of("marker-after"), -1);
+  EXPECT_EQ(rank_of("comm 0x55cc00000001 rank 13"), 13);
+}
+
+}  // namespace
+}  // namespace ncclpm::store
