@@ -17,6 +17,14 @@ namespace {
 
 using util::with_commas;
 
+// group_concat's "3,1,2" -> "1-3": a 4096-rank timeout fits on one line.
+std::string rank_list(const std::string& concatenated) {
+  std::vector<int> ranks;
+  for (std::string_view r : util::split(concatenated, ','))
+    if (auto v = util::parse_int(r)) ranks.push_back(static_cast<int>(*v));
+  return util::rank_ranges(std::move(ranks));
+}
+
 void print_progress(const ingest::Progress& p) {
   std::fprintf(stderr, "\r\x1b[Kingesting: %lld/%lld files, %.1f/%.1f MB, %s lines",
                static_cast<long long>(p.files_done), static_cast<long long>(p.files_total),
@@ -53,7 +61,7 @@ void print_findings_summary(const ingest::Report& r) {
       std::printf("  seq %s %s timeout %s ms on %lld rank(s): %s\n",
                   wd->column_is_null(0) ? "?" : wd->column_text(0).c_str(), wd->column_text(1).c_str(),
                   wd->column_text(2).c_str(), static_cast<long long>(wd->column_int(3)),
-                  wd->column_text(4).c_str());
+                  rank_list(wd->column_text(4)).c_str());
     }
   }
 }

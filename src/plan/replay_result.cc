@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ncclpm/util/text.h"
+
 namespace ncclpm::plan {
 
 const char* outcome_name(Outcome o) {
@@ -65,21 +67,6 @@ std::vector<int> incomplete_ranks(const ReplayResult& r) {
   return out;
 }
 
-std::string rank_ranges(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j > i) out += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 std::string describe_ranks(const ReplayResult& r, const std::vector<int>& ranks) {
   if (ranks.empty()) return {};
   std::map<int, const RankResult*> by_rank;
@@ -108,7 +95,7 @@ std::string describe_ranks(const ReplayResult& r, const std::vector<int>& ranks)
   std::string out;
   for (size_t i = 0; i < hosts.size() && i < kMaxGroups; ++i) {
     const std::vector<int>& g = groups[hosts[i]];
-    out += (i > 0 ? ", " : "") + std::string(g.size() == 1 ? "rank " : "ranks ") + rank_ranges(g) +
+    out += (i > 0 ? ", " : "") + std::string(g.size() == 1 ? "rank " : "ranks ") + util::rank_ranges(g) +
            (hosts[i].empty() ? " (host unknown)" : " on " + hosts[i]);
   }
   if (hosts.size() > kMaxGroups)

@@ -11,12 +11,6 @@
 namespace ncclpm::report {
 namespace {
 
-std::string ranks_text(const std::vector<int>& ranks) {
-  std::string s;
-  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? "," : "") + std::to_string(ranks[i]);
-  return s;
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -49,7 +43,7 @@ void write_finding(std::ostream& out, const diagnose::Finding& f, int index, con
       << "%)\n";
   out << "  " << f.summary << "\n";
   if (!f.culprit_ranks.empty()) {
-    out << "  culprit: rank " << ranks_text(f.culprit_ranks);
+    out << "  culprit: " << (f.culprit_ranks.size() == 1 ? "rank " : "ranks ") << util::rank_ranges(f.culprit_ranks);
     if (!f.culprit_hosts.empty()) out << " on " << join(f.culprit_hosts);
     out << "\n";
   }

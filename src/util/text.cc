@@ -1,6 +1,7 @@
 // src/util/text.cc
 #include "ncclpm/util/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cctype>
 #include <cstdlib>
@@ -179,6 +180,22 @@ std::string with_commas(int64_t n) {
   if (n < 0) out.push_back('-');
   return std::string(out.rbegin(), out.rend());
 }
+
+std::string rank_ranges(std::vector<int> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 
 std::string errno_text(int err) {
   std::string s = std::strerror(err);

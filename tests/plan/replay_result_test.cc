@@ -21,12 +21,6 @@ ReplayResult sixteen_ranks_two_hosts() {
   return r;
 }
 
-TEST(ReplayResultText, RankRanges) {
-  EXPECT_EQ(rank_ranges({0, 1, 2, 3, 5, 7, 8, 9}), "0-3, 5, 7-9");
-  EXPECT_EQ(rank_ranges({9, 3, 3}), "3, 9");
-  EXPECT_EQ(rank_ranges({}), "");
-}
-
 TEST(ReplayResultText, NamesRanksWithTheirHosts) {
   ReplayResult r = sixteen_ranks_two_hosts();
   EXPECT_EQ(describe_ranks(r, {11}), "rank 11 on gpu-node08 GPU 3");

@@ -61,4 +61,13 @@ TEST(Text, FormatsCountsWithCommas) {
   EXPECT_EQ(with_commas(-1000), "-1,000");
 }
 
+TEST(Text, RankRangesFoldRunsOfConsecutiveRanks) {
+  EXPECT_EQ(rank_ranges({0, 1, 2, 3, 5, 7, 8, 9}), "0-3, 5, 7-9");
+  EXPECT_EQ(rank_ranges({9, 3, 3}), "3, 9");
+  EXPECT_EQ(rank_ranges({}), "");
+  std::vector<int> world(4095);
+  for (int r = 1; r <= 4095; ++r) world[r - 1] = r;
+  EXPECT_EQ(rank_ranges(world), "1-4095");
+}
+
 }  // namespace ncclpm::util

@@ -70,8 +70,6 @@ void summarize(ReplayResult& r, const CollectivePlan& plan);
 /// Ranks that did not complete (failed, timed out, or never reported).
 std::vector<int> incomplete_ranks(const ReplayResult& r);
 
-/// "0-7, 9, 12-13": the rank lists people read.
-std::string rank_ranges(std::vector<int> ranks);
 /// "ranks 8-15 on gpu-node08" / "rank 3 on gpu-node07 GPU 1": who did not complete.
 std::string describe_ranks(const ReplayResult& r, const std::vector<int>& ranks);
 
