@@ -29,6 +29,10 @@ checks=(
      lines_unparsed FROM files ORDER BY rel_path"
   "summary|SELECT rank, nranks, op, datatype, sum(calls), max(max_op_count) FROM collective_summary
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+  # Who said each line, line by line: sums of ranks would not see two swapped.
+  "attribution|SELECT f.rel_path, e.line_no, e.kind, e.rank, e.host, e.pid FROM events e JOIN files f USING (file_id)
+     UNION ALL SELECT f.rel_path, u.line_no, '-', u.rank, u.host, u.pid FROM unparsed_lines u JOIN files f USING (file_id)
+     ORDER BY 1, 2, 3"
 )
 
 tmp=$(mktemp -d)
@@ -46,7 +50,7 @@ for corpus in "$@"; do
     done
     "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
   done
-  for part in collectives events unparsed files summary diagnosis; do
+  for part in collectives events unparsed files summary attribution diagnosis; do
     if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
       echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
     else

@@ -72,11 +72,16 @@ UPDATE unparsed_lines SET rank = (SELECT rank FROM process_ranks p WHERE p.pid =
 DROP TABLE process_ranks;
 -- A merged console tags lines with the launcher's local rank ("hgx-001:
 -- [default0]:"); the global rank is what that stream's attributed lines
--- (NCCL's, c10's "[rank0]:") all name, within the same file.
+-- (NCCL's, c10's "[rank0]:") all name, within the same file. A torchrun
+-- worker's own file (its local rank known from its path) is one stream: the
+-- file step below gives it the same answer, without this step's sort of
+-- every line of thousands of worker files.
+CREATE TEMP TABLE console_files (file_id INTEGER PRIMARY KEY);
+INSERT INTO console_files SELECT file_id FROM files WHERE job_id = ?1 AND file_id >= ?2 AND hint_local_rank IS NULL;
 CREATE TEMP TABLE local_ranks AS
   SELECT file_id, host, local_rank, min(rank) AS rank FROM (
-    SELECT file_id, host, local_rank, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND local_rank IS NOT NULL
-    UNION ALL SELECT file_id, host, local_rank, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND local_rank IS NOT NULL)
+    SELECT file_id, host, local_rank, rank FROM events WHERE job_id = ?1 AND file_id IN console_files AND rank IS NOT NULL AND local_rank IS NOT NULL
+    UNION ALL SELECT file_id, host, local_rank, rank FROM unparsed_lines WHERE job_id = ?1 AND file_id IN console_files AND rank IS NOT NULL AND local_rank IS NOT NULL)
   GROUP BY file_id, host, local_rank HAVING count(DISTINCT rank) = 1;
 CREATE INDEX temp.local_ranks_key ON local_ranks (file_id, local_rank, host);
 UPDATE events SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = events.file_id AND l.local_rank = events.local_rank AND l.host IS events.host)
@@ -84,6 +89,7 @@ UPDATE events SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = event
 UPDATE unparsed_lines SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = unparsed_lines.file_id AND l.local_rank = unparsed_lines.local_rank AND l.host IS unparsed_lines.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND local_rank IS NOT NULL;
 DROP TABLE local_ranks;
+DROP TABLE console_files;
 -- Per-process files (torchrun --log-dir, rank3.log) hold one rank's lines but
 -- only some say so ([rank3]: on c10 lines, not on print()s): a file whose
 -- attributed lines all name one rank gives it to the rest ...
