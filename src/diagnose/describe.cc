@@ -8,19 +8,6 @@
 
 namespace ncclpm::diagnose {
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 namespace {
 
 std::string seconds(int64_t ms) {
@@ -58,7 +45,7 @@ std::string collective_words(const Alignment& a) {
 
 std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits& hits,
                       const JobFacts& facts, const Alignment& a) {
-  std::string culprits = rank_list(f.culprit_ranks);
+  std::string culprits = util::rank_ranges(f.culprit_ranks);
   std::vector<int> victims(a.victims.begin(), a.victims.end());
   const std::string& cat = rule.category;
   if (rule.builtin == "never-issued") {
@@ -69,7 +56,7 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
                         : f.culprit_ranks.size() > 1 ? "they never reported the timeout the others hit"
                                                      : "it never reported the timeout the others hit";
     return "Rank " + culprits + " never issued " + collective_words(a) + " (" + basis + "); rank " +
-           rank_list(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
+           util::rank_ranges(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
   }
   if (rule.builtin == "all-stuck") {
     return "Every reporting rank enqueued " + collective_words(a) +
@@ -91,7 +78,7 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     return "The job sets NCCL variables that its NCCL does not read: " + join(reasons, "; ") + ".";
   }
   if (cat == "collective_timeout") {
-    std::string s = "Rank " + rank_list(victims) + " timed out after " + seconds(a.timeout_ms) +
+    std::string s = "Rank " + util::rank_ranges(victims) + " timed out after " + seconds(a.timeout_ms) +
                     " s in " + collective_words(a) + ".";
     if (!f.culprit_ranks.empty()) s += " They were waiting for rank " + culprits + ".";
     return s;
@@ -103,7 +90,7 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::string s = rule.title + where + first;
   if ((cat == "save_phase_stall" || cat == "eval_generate_stall" || cat == "packing_deadlock" ||
        cat == "data_imbalance") && a.has_timeouts) {
-    s += ". Meanwhile rank " + rank_list(victims) + " waited in " + collective_words(a) + " until the " +
+    s += ". Meanwhile rank " + util::rank_ranges(victims) + " waited in " + collective_words(a) + " until the " +
          seconds(a.timeout_ms) + " s timeout";
   }
   return s + ".";
@@ -116,9 +103,9 @@ std::string fill_advice(const std::string& advice, const Finding& f, const RuleH
   for (const auto& [v, lines] : facts.nccl_versions) versions.push_back(v);
   int64_t timeout_s = a.timeout_ms > 0 ? a.timeout_ms / 1000 : 1800;
   std::map<std::string, std::string> values = {
-      {"culprit_ranks", or_unknown(rank_list(f.culprit_ranks))},
+      {"culprit_ranks", or_unknown(util::rank_ranges(f.culprit_ranks))},
       {"culprit_hosts", f.culprit_hosts.empty() ? "a host the logs do not name" : join(f.culprit_hosts, ", ")},
-      {"victim_ranks", or_unknown(rank_list(std::vector<int>(a.victims.begin(), a.victims.end())))},
+      {"victim_ranks", or_unknown(util::rank_ranges(std::vector<int>(a.victims.begin(), a.victims.end())))},
       {"seq", a.seq >= 0 ? std::to_string(a.seq) : "(not in the logs)"},
       {"op_type", or_unknown(a.op_type)},
       {"timeout_s", std::to_string(timeout_s)},

@@ -15,9 +15,6 @@
 
 namespace ncclpm::diagnose {
 
-/// "0-3, 5" for {0,1,2,3,5}.
-std::string rank_list(const std::vector<int>& ranks);
-
 std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits& hits,
                       const JobFacts& facts, const Alignment& a);
 

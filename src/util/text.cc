@@ -190,6 +190,7 @@ std::string rank_ranges(std::vector<int> ranks) {
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (!out.empty()) out += ", ";
     out += std::to_string(ranks[i]);
+    // Pairs too ("8-9"): in "ranks 6-7 on a, ranks 8-9 on b" commas would blur the groups.
     if (j > i) out += "-" + std::to_string(ranks[j]);
     i = j + 1;
   }

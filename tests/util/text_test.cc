@@ -63,6 +63,7 @@ TEST(Text, FormatsCountsWithCommas) {
 
 TEST(Text, RankRangesFoldRunsOfConsecutiveRanks) {
   EXPECT_EQ(rank_ranges({0, 1, 2, 3, 5, 7, 8, 9}), "0-3, 5, 7-9");
+  EXPECT_EQ(rank_ranges({5, 4}), "4-5");
   EXPECT_EQ(rank_ranges({9, 3, 3}), "3, 9");
   EXPECT_EQ(rank_ranges({}), "");
   std::vector<int> world(4095);

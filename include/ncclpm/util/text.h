@@ -58,8 +58,8 @@ std::string_view clip(std::string_view s, size_t max_bytes);
 /// 1234567 -> "1,234,567": counts read by people.
 std::string with_commas(int64_t n);
 
-/// {0,1,2,3,5,9,8} -> "0-3, 5, 8-9": the rank lists people read, short even
-/// for thousands of ranks.
+/// {9,0,1,2,3,5,8} -> "0-3, 5, 8-9": sorted, runs folded; the rank lists
+/// people read, short even for thousands of ranks.
 std::string rank_ranges(std::vector<int> ranks);
 
 /// strerror(err) starting lowercase, for error messages: "permission denied".
