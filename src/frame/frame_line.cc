@@ -11,7 +11,6 @@
 namespace ncclpm::frame {
 namespace {
 
-
 // Slurm --label: optional "P<het> ", spaces, task id, ": ".
 bool match_slurm_label(std::string_view s, int* task, size_t* len) {
   size_t i = 0;

@@ -15,7 +15,6 @@
 namespace ncclpm::frame {
 namespace {
 
-
 // Reads digits at s[i..]; returns false when there are none.
 bool read_int(std::string_view s, size_t& i, int64_t& out) {
   size_t start = i;

@@ -36,6 +36,11 @@ bool looks_like_continuation(std::string_view b) {
          (starts(t, "nccl") && t.find("Error: ") != std::string_view::npos && t.find("Error: ") < 30);
 }
 
+// "host|pid": a process, the key of what its communicator lines taught.
+std::string process_key(std::string_view host, int64_t pid) {
+  return std::string(host) + '|' + std::to_string(pid);
+}
+
 }  // namespace
 
 FileRecognizer::FileRecognizer(const discover::PathHints& hints) : hints_(hints) {}
@@ -174,7 +179,7 @@ const FileRecognizer::CommLookup& FileRecognizer::lookup_comm(std::string_view h
   CommLookup& last = last_comm_lookup_;
   if (last.valid && last.pid == pid && last.host == host && last.comm == comm) return last;
   last = CommLookup{true, std::string(host), pid, std::string(comm)};
-  std::string process = last.host + '|' + std::to_string(pid);
+  std::string process = process_key(host, pid);
   if (auto it = comm_ranks_.find(process + '|' + last.comm); it != comm_ranks_.end()) last.comm_rank = it->second.rank;
   if (auto it = process_ranks_.find(process); it != process_ranks_.end()) last.world_rank = it->second.rank;
   return last;
@@ -207,7 +212,7 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
 
 void FileRecognizer::learn_comm(const Frame& f, const CommInfo& c) {
   if (c.rank < 0 || c.nranks < 0 || c.comm.empty()) return;
-  std::string process = std::string(f.host) + '|' + std::to_string(f.pid);
+  std::string process = process_key(f.host, f.pid);
   comm_ranks_[process + '|' + c.comm] = CommRank{c.rank, c.nranks};
   last_comm_lookup_.valid = false;
   CommRank& world = process_ranks_[process];

@@ -19,6 +19,7 @@ enum Field : int {
   kLine, kTime, kOpCount, kCount, kOp, kDatatype, kRedop, kRoot, kComm, kNranks,
   kCommRank, kRank, kPid, kDevice, kHost, kFields
 };
+static_assert(kFields == kRowFields);
 constexpr bool is_string_field(int f) { return f == kOp || f == kComm || f == kHost; }
 constexpr int string_slot(int f) { return f == kHost ? 0 : f == kOp ? 1 : 2; }
 
@@ -64,11 +65,7 @@ void integer_fields(const recognize::CollectiveLine& c, uint64_t* v) {
 }  // namespace
 
 void merge_summary(CollectiveSummary& into, const CollectiveSummary& from) {
-  for (const auto& [key, value] : from) {
-    CollectiveSummaryValue& v = into[key];
-    v.calls += value.calls;
-    v.max_op_count = std::max(v.max_op_count, value.max_op_count);
-  }
+  for (const auto& [key, value] : from) into[key].add(value);
 }
 
 size_t CollectiveEncoder::OpenSummaryHash::operator()(const OpenSummaryKey& k) const {
@@ -159,11 +156,8 @@ void CollectiveEncoder::close_block() {
   }
   data += body_;
   body_.clear();
-  for (const auto& [k, v] : open_summary_) {
-    CollectiveSummaryValue& into = done_.summary[CollectiveSummaryKey{k.rank, k.nranks, dictionary_[k.op], k.datatype}];
-    into.calls += v.calls;
-    into.max_op_count = std::max(into.max_op_count, v.max_op_count);
-  }
+  for (const auto& [k, v] : open_summary_)
+    done_.summary[CollectiveSummaryKey{k.rank, k.nranks, dictionary_[k.op], k.datatype}].add(v);
   open_summary_.clear();
   for (SummaryCacheEntry& e : summary_cache_) e = SummaryCacheEntry{};
   done_.rows += block_.rows;

@@ -24,6 +24,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -38,6 +39,8 @@
 namespace ncclpm::store {
 
 inline constexpr int64_t kBlockRows = 16384;
+/// Fields of a row (their order: collective_codec.cc).
+inline constexpr int kRowFields = 15;
 
 /// One encoded block and what the virtual table needs to skip it unread.
 struct CollectiveBlock {
@@ -59,6 +62,10 @@ struct CollectiveSummaryKey {
 struct CollectiveSummaryValue {
   int64_t calls = 0;
   uint64_t max_op_count = 0;
+  void add(const CollectiveSummaryValue& o) {
+    calls += o.calls;
+    max_op_count = std::max(max_op_count, o.max_op_count);
+  }
 };
 using CollectiveSummary = std::map<CollectiveSummaryKey, CollectiveSummaryValue>;
 void merge_summary(CollectiveSummary& into, const CollectiveSummary& from);
@@ -92,7 +99,7 @@ class CollectiveEncoder {
   std::string body_;
   std::vector<std::string> dictionary_;
   std::unordered_map<std::string, uint32_t> dictionary_index_;
-  uint64_t previous_[15] = {};             // the row before, as encoded (strings: their index)
+  uint64_t previous_[kRowFields] = {};             // the row before, as encoded (strings: their index)
   std::string previous_text_[3];           // host, op, comm of the row before
   // Summary of the open block by op's dictionary index: strings are looked up
   // once per block, not once per row.
@@ -139,7 +146,7 @@ class CollectiveBlockReader {
   size_t at_ = 0;
   int64_t rows_ = 0, read_ = 0;
   std::vector<std::string_view> dictionary_;
-  uint64_t values_[15] = {};
+  uint64_t values_[kRowFields] = {};
   std::string error_;
 };
 
