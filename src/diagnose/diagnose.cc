@@ -11,6 +11,7 @@
 #include "alignment.h"
 #include "describe.h"
 #include "job_facts.h"
+#include "lead.h"
 #include "ncclpm/recognize/nccl_enums.h"
 #include "rule_eval.h"
 
@@ -252,6 +253,20 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     f.summary = summarize(rule, f, hits, facts, a);
     f.advice = fill_advice(rule.advice, f, hits, facts, a);
     d.findings.push_back(std::move(f));
+  }
+  // No signature explained the job: its earliest error line still leads
+  // somewhere. Errors before any communicator formed: say it never started.
+  bool specific_cause = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; });
+  auto errors = error_lines(db, facts, rules.catalog());
+  if (!errors) return errors.take_error();
+  if (!specific_cause) {
+    if (auto lead = earliest_error_lead(*errors, facts)) d.findings.push_back(std::move(*lead));
+  }
+  bool has_init = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.category == "init_failure"; });
+  if (!has_init) {
+    auto startup = startup_failure(db, facts, *errors);
+    if (!startup) return startup.take_error();
+    if (*startup) d.findings.push_back(std::move(**startup));
   }
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);

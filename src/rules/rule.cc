@@ -13,7 +13,7 @@ const std::vector<std::string>& categories() {
       "packing_deadlock",   "data_imbalance",  "rank_crash_oom",   "rank_crash",
       "network_ib",         "network_socket",  "cuda_error",       "gpu_hardware",
       "nccl_setup_error",   "version_mismatch", "duplicate_gpu",   "init_failure",
-      "watchdog_stuck",     "launcher_sigterm"};
+      "watchdog_stuck",     "launcher_sigterm", "straggler"};
   return kCategories;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ncclpm/rules/catalog.h"
 #include "ncclpm/rules/rule.h"
 #include "ncclpm/util/result.h"
 
@@ -18,8 +19,9 @@ namespace ncclpm::rules {
 
 class RuleSet {
  public:
-  /// Loads every *.toml under each directory, in name order; collects every
-  /// problem (file, line, reason) before failing, so the user sees them all.
+  /// Loads every *.toml under each directory, in name order, and the message
+  /// catalogues in their catalog/ folders; collects every problem (file,
+  /// line, reason) before failing, so the user sees them all.
   static Result<RuleSet, std::vector<Error>> load(const std::vector<std::filesystem::path>& dirs);
   /// The shipped rules: $NCCLPM_RULES, else the rules/ directory compiled in.
   static std::filesystem::path default_dir();
@@ -30,6 +32,8 @@ class RuleSet {
 
   const std::vector<Rule>& rules() const { return rules_; }
   const Rule* find(std::string_view id) const;
+  /// Every catalogued warning and error message (rules/catalog/*.tsv).
+  const Catalog& catalog() const { return catalog_; }
   /// Indices of the rules with a pattern that matches `line`, in one pass.
   void match(std::string_view line, std::vector<int>& hits) const;
   /// True when some pattern of rule `index` matches `line`.
@@ -42,6 +46,7 @@ class RuleSet {
   struct Compiled;
   std::vector<Rule> rules_;
   std::unique_ptr<Compiled> compiled_;
+  Catalog catalog_;
 };
 
 }  // namespace ncclpm::rules

@@ -1,0 +1,257 @@
+// src/diagnose/lead.cc
+#include "lead.h"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::diagnose {
+namespace {
+
+constexpr size_t kCascadeLines = 5;
+
+// Event kinds that are failures whatever their words.
+bool error_kind(const std::string& kind) {
+  static const std::set<std::string> kKinds = {
+      "nccl_warn",   "nccl_error_trace", "nccl_error_surfaced", "traceback",      "cpp_exception",
+      "store_error", "process_exit",     "watchdog_stuck",      "pg_terminate",   "collective_mismatch",
+      "desync_report"};
+  return kKinds.count(kind) != 0;
+}
+
+// Words that make a line an error when no catalogue names it. Deliberately
+// broad: the point is that no error line goes unmentioned.
+const RE2& error_words() {
+  static const RE2 kRe(
+      R"(\b[A-Z]\w*(?:Error|Exception)\b|\bERROR\b|\bFATAL\b|\b[Ee]rror:|\bfailed\b|\bfailure\b|Segmentation fault|)"
+      R"(core dumped|\bKilled\b|CANCELLED|\bSIG(?:TERM|KILL|SEGV|ABRT|BUS)\b|exitcode\s*:\s*-?[1-9]|)"
+      R"(exit code:? -?[1-9]|non-zero exit|has been aborted|\bXid\b|timed out|[Ww]atchdog caught)");
+  return kRe;
+}
+
+// A category from the words of a line no catalogue names: a classification
+// by the field's vocabulary, most specific first.
+std::string category_from_words(std::string_view text) {
+  static const std::vector<std::pair<std::string, std::unique_ptr<RE2>>> kByWords = [] {
+    std::vector<std::pair<std::string, std::unique_ptr<RE2>>> v;
+    auto add = [&v](const char* cat, const char* re) { v.emplace_back(cat, std::make_unique<RE2>(re)); };
+    add("rank_crash_oom", R"((?i)out of memory|OutOfMemory|\bOOM\b|Cannot allocate memory|oom-kill|OOMKilled)");
+    add("gpu_hardware", R"(\bXid\b|\bECC\b|fallen off the bus|(?i)nvlink error|uncorrectable)");
+    add("duplicate_gpu", R"(Duplicate GPU detected)");
+    add("cuda_error", R"((?i)cuda error|cuda failure|cudaError|unhandled cuda|illegal memory access|device-side assert|CUBLAS_STATUS|CUDNN_STATUS|launch failure)");
+    add("network_ib", R"(\bibv_|NET/IB|\bmlx\d|RoCE|InfiniBand|IBV_WC_|ib_plugin|net_ib)");
+    add("version_mismatch", R"((?i)version mismatch|mismatched versions?|driver version is insufficient)");
+    add("init_failure", R"(TCPStore|[Rr]endezvous|DistStoreError|init_process_group|ncclCommInit|[Bb]ootstrap|ncclUniqueId|EADDRINUSE|[Aa]ddress already in use)");
+    add("network_socket", R"((?i)socket|connection (?:reset|refused|closed)|broken pipe|no route to host|NET/Socket|remote process exited)");
+    add("nccl_setup_error", R"(ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclSystemError|(?i)internal error|invalid usage|NCCL_TOPO|topology|/dev/shm)");
+    add("collective_timeout", R"([Ww]atchdog caught|[Tt]imed out|[Tt]imeout)");
+    add("launcher_sigterm", R"(SIGTERM|SIGHUP|SignalException|Terminating|CANCELLED|closing signal|[Pp]reempt|mpirun|prterun|job has been aborted)");
+    return v;
+  }();
+  for (const auto& [cat, re] : kByWords)
+    if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *re)) return cat;
+  return "rank_crash";
+}
+
+// The line of a block that says what went wrong: a traceback's exception
+// (its last line), otherwise the first.
+std::string_view telling_line(std::string_view text, const std::string& kind) {
+  std::string_view t = util::trim(text);
+  if (kind == "traceback") return util::trim(t.substr(t.rfind('\n') == std::string_view::npos ? 0 : t.rfind('\n') + 1));
+  return util::trim(t.substr(0, t.find('\n')));
+}
+
+// An exception named by its type: out of memory, a CUDA error, a crash.
+std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const rules::Catalog& catalog) {
+  std::string_view line = telling_line(at.text, kind);
+  ErrorLine e{at, kind, "", "error", "either", ""};
+  e.at.text = std::string(line);
+  if (const rules::CatalogEntry* c = catalog.classify(line)) {
+    if (!c->is_error() && !error_kind(kind)) return std::nullopt;
+    e.category = c->category;
+    e.severity = c->is_error() ? c->severity : "error";
+    e.role = c->role;
+    e.named_by = c->catalog + " catalogue (" + c->source + ")";
+    return e;
+  }
+  bool words = RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), error_words());
+  if (!error_kind(kind) && !words) return std::nullopt;
+  if (kind == "process_exit" && !words && line.find("exit") == std::string_view::npos) return std::nullopt;
+  e.category = category_from_words(line);
+  e.named_by = kind == "traceback" ? "exception" : "words";
+  // An error trace (`init.cc:123 -> 2`) and a torchrun summary report a failure
+  // that happened elsewhere first.
+  if (kind == "nccl_error_trace" || kind == "process_exit" || kind == "pg_terminate") e.role = "consequence";
+  return e;
+}
+
+std::string advice_for(const std::string& category) {
+  static const std::map<std::string, std::string> kAdvice = {
+      {"network_ib", "Check the InfiniBand/RoCE fabric of the named host: `ibstat` / `ibv_devinfo` port state, `ibdev2netdev`, the NCCL_IB_HCA and NCCL_IB_GID_INDEX settings, and run nccl-tests (all_reduce_perf) across the hosts involved."},
+      {"network_socket", "Check the interface NCCL uses between the hosts (NCCL_SOCKET_IFNAME), firewalls and MTU; if another rank failed first, this is its cascade."},
+      {"cuda_error", "Run the failing rank with CUDA_LAUNCH_BLOCKING=1 and check `nvidia-smi -q` and `dmesg` on its host for Xid errors; make sure the driver supports the CUDA version the job was built with."},
+      {"gpu_hardware", "Drain the named host and check `nvidia-smi -q -d ECC,ROW_REMAPPER` and `dmesg | grep -i xid`; reset or replace the GPU before rerunning."},
+      {"rank_crash_oom", "Reduce memory on the named rank: smaller per-device batch, activation checkpointing, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; check the host's OOM killer in `dmesg`."},
+      {"init_failure", "The job did not get past initialisation: check that every rank reaches the same MASTER_ADDR:MASTER_PORT, the port is free, and all ranks start within the store timeout."},
+      {"nccl_setup_error", "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV to see the setup step that failed; check NCCL_TOPO_FILE / NCCL_GRAPH_FILE settings and the size of /dev/shm in containers."},
+      {"collective_timeout", "A collective hung: rerun with TORCH_NCCL_DESYNC_DEBUG=1 and NCCL_DEBUG=INFO to see which rank did not join."},
+      {"launcher_sigterm", "The launcher or the scheduler stopped the job: check the scheduler's record of the job (time limit, preemption, cancel) and whether a rank failed before it."},
+  };
+  auto it = kAdvice.find(category);
+  return it != kAdvice.end() ? it->second
+                             : "Read the named rank's log around this line; rerun with NCCL_DEBUG=INFO and "
+                               "TORCH_DISTRIBUTED_DEBUG=DETAIL for more detail.";
+}
+
+std::string where(const Located& l, const JobFacts& facts) {
+  std::string host = l.host;
+  if (host.empty() && l.rank >= 0) {
+    auto h = facts.host_of_rank.find(l.rank);
+    if (h != facts.host_of_rank.end()) host = h->second;
+  }
+  std::string w = l.rank >= 0 ? "rank " + std::to_string(l.rank) : "";
+  if (!host.empty()) w += w.empty() ? host : " (" + host + ")";
+  return w.empty() ? l.file + ":" + std::to_string(l.line) : w;
+}
+
+}  // namespace
+
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const rules::Catalog& catalog) {
+  auto stmt = db.prepare(
+      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
+      " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
+      " AND e.kind NOT IN ('nccl_channel', 'nccl_env', 'nccl_network', 'nccl_version', 'nccl_comm')"
+      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
+      " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
+  std::vector<ErrorLine> out;
+  std::optional<Error> err;
+  while (stmt->step(&err)) {
+    Located l{stmt->column_text(0), stmt->column_int(1),
+              stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
+              stmt->column_int(4), stmt->column_text(5)};
+    if (auto e = classify(l, stmt->column_text(6), catalog)) out.push_back(std::move(*e));
+  }
+  if (err) return *err;
+  std::sort(out.begin(), out.end(), [](const ErrorLine& x, const ErrorLine& y) {
+    if ((x.at.ts_us == 0) != (y.at.ts_us == 0)) return x.at.ts_us != 0;
+    return std::tie(x.at.ts_us, x.at.file, x.at.line) < std::tie(y.at.ts_us, y.at.file, y.at.line);
+  });
+  return out;
+}
+
+std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts) {
+  if (errors.empty()) return std::nullopt;
+  // A failure reported as a consequence of another (a peer closing its
+  // socket, torchrun's summary) leads only when nothing else is there.
+  auto lead = std::find_if(errors.begin(), errors.end(), [](const ErrorLine& e) { return e.role != "consequence"; });
+  if (lead == errors.end()) lead = errors.begin();
+  Finding f;
+  f.rule = "earliest-error-line";
+  f.category = lead->category;
+  f.title = "The earliest error in the logs";
+  f.severity = lead->severity;
+  f.confidence = lead->named_by.find("catalogue") != std::string::npos ? 0.35 : 0.25;
+  f.root_cause = true;
+  if (lead->at.rank >= 0) f.culprit_ranks = {lead->at.rank};
+  std::string host = lead->at.host;
+  if (host.empty() && lead->at.rank >= 0 && facts.host_of_rank.count(lead->at.rank))
+    host = facts.host_of_rank.at(lead->at.rank);
+  if (!host.empty()) f.culprit_hosts = {host};
+  f.evidence.push_back(lead->at.evidence());
+  for (const ErrorLine& e : errors) {
+    if (f.evidence.size() > kCascadeLines) break;
+    bool same = e.at.file == lead->at.file && e.at.line == lead->at.line;
+    bool seen = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& x) { return x.text == e.at.text; });
+    if (!same && !seen && !(e.at.ts_us != 0 && lead->at.ts_us != 0 && e.at.ts_us < lead->at.ts_us))
+      f.evidence.push_back(e.at.evidence());
+  }
+  f.first_ts_us = lead->at.ts_us;
+  f.summary = "No known signature explains this job. The earliest error is on " + where(lead->at, facts) + ": " +
+              std::string(util::clip(lead->at.text, 200)) + " (" + lead->category + " by the " + lead->named_by + ").";
+  if (f.evidence.size() > 1) f.summary += " The lines below it followed it.";
+  f.advice = advice_for(lead->category);
+  return f;
+}
+
+Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
+                                               const std::vector<ErrorLine>& errors) {
+  // Once a collective timed out the communicator had formed: not a start-up failure.
+  if (!facts.timeouts.empty()) return std::optional<Finding>();
+  // How far each process got: 1 NCCL loaded, 2 init started, 3 channels, 4 Init COMPLETE.
+  auto stmt = db.prepare(
+      "SELECT coalesce(e.rank, -1), coalesce(e.host, ''), coalesce(e.pid, -1),"
+      " max(CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN e.kind = 'nccl_channel' THEN 3"
+      " WHEN c.event = 'init_start' THEN 2 ELSE 1 END)"
+      " FROM events e LEFT JOIN communicators c USING (event_id) WHERE e.job_id = ?1"
+      " AND e.kind IN ('nccl_version', 'nccl_network', 'nccl_comm', 'nccl_channel') GROUP BY 1, 2, 3");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
+  std::map<int, std::vector<std::string>> by_stage;  // stage -> "rank 3 (host)"
+  std::map<std::pair<int, std::string>, int> stage_of;  // (rank, host) -> stage
+  bool any_complete = false;
+  std::optional<Error> err;
+  while (stmt->step(&err)) {
+    Located l{"", 0, static_cast<int>(stmt->column_int(0)), stmt->column_text(1), 0, ""};
+    int stage = static_cast<int>(stmt->column_int(3));
+    any_complete = any_complete || stage == 4;
+    int& known = stage_of[{l.rank, l.host}];
+    known = std::max(known, stage);
+    std::string who = l.rank >= 0 ? where(l, facts) : l.host + (stmt->column_int(2) >= 0 ? " pid " + std::to_string(stmt->column_int(2)) : "");
+    auto& v = by_stage[stage];
+    if (std::find(v.begin(), v.end(), who) == v.end()) v.push_back(who);
+  }
+  if (err) return *err;
+  static const RE2 kInitPath(
+      R"(init\.cc|ncclCommInit|[Bb]ootstrap|ncclCommSplit|[Rr]endezvous|TCPStore|DistStoreError|init_process_group|)"
+      R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group)");
+  const ErrorLine* first = nullptr;
+  for (const ErrorLine& e : errors) {
+    bool init_words = RE2::PartialMatch(e.at.text, kInitPath);
+    bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced";
+    // An NCCL error in a job whose NCCL never printed Init COMPLETE anywhere,
+    // or an error on the start-up path itself.
+    // A process whose communicator did form failed later, not at start-up.
+    auto st = stage_of.find({e.at.rank, e.at.host});
+    if (st != stage_of.end() && st->second == 4) continue;
+    if (init_words || (nccl_error && !by_stage.empty() && !any_complete)) {
+      first = &e;
+      break;
+    }
+  }
+  if (first == nullptr) return std::optional<Finding>();
+  Finding f;
+  f.rule = "startup-failure";
+  f.category = "init_failure";
+  f.title = "The job did not get past initialisation";
+  f.severity = "critical";
+  f.confidence = 0.6;
+  f.root_cause = false;  // the stage; the specific cause is its own finding
+  f.evidence.push_back(first->at.evidence());
+  f.first_ts_us = first->at.ts_us;
+  if (first->at.rank >= 0) f.culprit_ranks = {first->at.rank};
+  if (!first->at.host.empty()) f.culprit_hosts = {first->at.host};
+  static const char* kStage[] = {"", "loaded NCCL", "started communicator init", "connected channels",
+                                 "printed Init COMPLETE"};
+  std::string progress;
+  for (auto it = by_stage.rbegin(); it != by_stage.rend(); ++it) {
+    std::string who;
+    for (size_t i = 0; i < it->second.size() && i < 6; ++i) who += (i ? ", " : "") + it->second[i];
+    if (it->second.size() > 6) who += " and " + std::to_string(it->second.size() - 6) + " more";
+    progress += (progress.empty() ? "" : "; ") + who + " " + kStage[it->first];
+  }
+  f.summary = "A communicator never formed: the first failure on the start-up path is on " + where(first->at, facts) +
+              ": " + std::string(util::clip(first->at.text, 160)) + "." +
+              (progress.empty() ? " No NCCL init lines were logged (NCCL_DEBUG=INFO shows them)."
+                                : " How far the processes got: " + progress + ".");
+  f.advice = advice_for("init_failure") +
+             " The finding above it names the specific cause; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP shows each step of the next attempt.";
+  return std::optional<Finding>(std::move(f));
+}
+
+}  // namespace ncclpm::diagnose

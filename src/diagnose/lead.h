@@ -1,0 +1,49 @@
+// src/diagnose/lead.h
+//
+// What diagnose says when no signature rule explains a job, and what it says
+// of a job whose communicators never formed.
+//
+// The lead: the earliest error-level line across ranks (an NCCL WARN, a
+// Python exception, a CUDA error, a launcher error), named with the category
+// the message catalogues give it (rules/catalog/), its rank and host as the
+// culprit, the error lines that followed it as its cascade, and a low
+// confidence. "No root cause found" is then said only of logs without a
+// single error line.
+//
+// The start-up stage: when a process reported an NCCL or store error before
+// its communicator printed Init COMPLETE (and no collective ever timed out),
+// the job did not get past initialisation; an `init_failure` finding says so
+// and how far each rank got, beside the specific cause.
+#pragma once
+
+#include <optional>
+
+#include "job_facts.h"
+#include "ncclpm/diagnose/finding.h"
+#include "ncclpm/rules/catalog.h"
+#include "ncclpm/store/sqlite.h"
+
+namespace ncclpm::diagnose {
+
+/// An error-level line with the category and role its words give it.
+struct ErrorLine {
+  Located at;
+  std::string kind;       ///< event kind, or "unparsed"
+  std::string category;
+  std::string severity;
+  std::string role;       ///< cause, consequence, either
+  std::string named_by;   ///< "nccl catalogue (src/transport/net_ib.cc)", "exception type", "words"
+};
+
+/// Every error-level line of the job, earliest first (time, then file and line).
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const rules::Catalog& catalog);
+
+/// The lead finding from those lines; nullopt when there is none.
+std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);
+
+/// The init_failure finding, when some process failed before its
+/// communicator formed; nullopt otherwise.
+Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
+                                               const std::vector<ErrorLine>& errors);
+
+}  // namespace ncclpm::diagnose

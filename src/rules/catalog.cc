@@ -1,0 +1,199 @@
+// src/rules/catalog.cc
+#include "ncclpm/rules/catalog.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "ncclpm/rules/rule.h"
+#include "ncclpm/util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm::rules {
+namespace {
+
+// Formats with less literal text than this must match at the start of a
+// line's message: "%s: %s" found anywhere would claim half the log.
+constexpr size_t kMinUnanchoredLiteral = 12;
+// Below this a format says nothing recognizable and is not matched at all.
+constexpr size_t kMinLiteral = 4;
+
+const std::set<std::string> kSeverities = {"critical", "error", "warning", "notice"};
+const std::set<std::string> kRoles = {"cause", "consequence", "either"};
+const char* const kHeader = "format\tcategory\tseverity\trole\tversions\tsource";
+
+// Length of the printf conversion that starts at s[0] == '%', or 0.
+size_t conversion_length(std::string_view s) {
+  size_t i = 1;
+  while (i < s.size() && std::string_view("-+ #0'").find(s[i]) != std::string_view::npos) ++i;
+  while (i < s.size() && (isdigit(static_cast<unsigned char>(s[i])) || s[i] == '*')) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && (isdigit(static_cast<unsigned char>(s[i])) || s[i] == '*')) ++i;
+  }
+  while (i < s.size() && std::string_view("hlLzjtq").find(s[i]) != std::string_view::npos) ++i;
+  if (i < s.size() && std::string_view("diouxXeEfFgGaAcspnm%").find(s[i]) != std::string_view::npos) return i + 1;
+  return 0;
+}
+
+const char* class_of(char conversion) {
+  switch (conversion) {
+    case 'd': case 'i': return "-?\\d+";
+    case 'u': return "\\d+";
+    case 'o': return "[0-7]+";
+    case 'x': case 'X': return "(?:0[xX])?[0-9a-fA-F]+";
+    case 'p': return "(?:0x[0-9a-fA-F]+|\\(nil\\)|0)";
+    case 'c': return ".";
+    case 'n': return "";
+    case '%': return "%";
+    case 's': case 'm': return ".*?";  // %m: glibc's strerror(errno)
+    default: return "[-+]?(?:\\d+\\.?\\d*(?:[eE][-+]?\\d+)?|inf|nan)";  // e f g a
+  }
+}
+
+// The catalogue escapes tab, newline and backslash; a message is matched on
+// its first line, as logs show it.
+std::string unescape_first_line(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    char c = s[++i];
+    if (c == 'n') break;
+    out += c == 't' ? '\t' : c;
+  }
+  return std::string(util::trim(out));
+}
+
+void load_file(const fs::path& file, std::vector<CatalogEntry>& out, std::vector<Error>& problems) {
+  std::ifstream in(file);
+  std::string line;
+  int n = 0;
+  std::string catalog = file.stem().string();
+  while (std::getline(in, line)) {
+    ++n;
+    if (n == 1) {
+      if (line != kHeader)
+        problems.push_back(Error::at_line(file.string(), 1, "catalogue header must be '" + std::string(kHeader) + "'"));
+      continue;
+    }
+    if (line.empty()) continue;
+    auto cols = util::split(line, '\t');
+    if (cols.size() != 6) {
+      problems.push_back(Error::at_line(file.string(), n, "expected 6 tab-separated columns, found " +
+                                                              std::to_string(cols.size())));
+      continue;
+    }
+    CatalogEntry e{unescape_first_line(cols[0]), std::string(cols[1]), std::string(cols[2]), std::string(cols[3]),
+                   std::string(cols[4]), std::string(cols[5]), catalog, n};
+    if (!is_category(e.category))
+      problems.push_back(Error::at_line(file.string(), n, "unknown category " + util::quoted(e.category)));
+    if (!kSeverities.count(e.severity))
+      problems.push_back(Error::at_line(file.string(), n, "severity must be critical, error, warning or notice"));
+    if (!kRoles.count(e.role))
+      problems.push_back(Error::at_line(file.string(), n, "role must be cause, consequence or either"));
+    out.push_back(std::move(e));
+  }
+}
+
+}  // namespace
+
+struct Catalog::Compiled {
+  std::unique_ptr<RE2::Set> set;
+  std::vector<size_t> entry_of;  // set index -> entries_ index
+};
+
+Catalog::Catalog() = default;
+Catalog::Catalog(Catalog&&) noexcept = default;
+Catalog& Catalog::operator=(Catalog&&) noexcept = default;
+Catalog::~Catalog() = default;
+
+std::string Catalog::pattern_of(std::string_view format) {
+  std::string out;
+  for (size_t i = 0; i < format.size();) {
+    size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
+    if (n == 0) {
+      out += RE2::QuoteMeta(std::string(1, format[i]));
+      ++i;
+      continue;
+    }
+    out += class_of(format[i + n - 1]);
+    i += n;
+  }
+  return out;
+}
+
+size_t Catalog::literal_length(std::string_view format) {
+  size_t literal = 0;
+  for (size_t i = 0; i < format.size();) {
+    size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
+    if (n == 0) {
+      literal += format[i] == ' ' ? 0 : 1;
+      ++i;
+    } else {
+      i += n;
+    }
+  }
+  return literal;
+}
+
+Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& rule_dirs) {
+  std::vector<Error> problems;
+  Catalog c;
+  for (const fs::path& dir : rule_dirs) {
+    std::error_code ec;
+    fs::path cat = fs::is_directory(dir, ec) ? dir / "catalog" : fs::path();
+    if (cat.empty() || !fs::is_directory(cat, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(cat, ec))
+      if (e.path().extension() == ".tsv") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) load_file(f, c.entries_, problems);
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  opts.set_max_mem(256 << 20);
+  c.compiled_ = std::make_unique<Compiled>();
+  c.compiled_->set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+  for (size_t i = 0; i < c.entries_.size(); ++i) {
+    const CatalogEntry& e = c.entries_[i];
+    size_t literal = literal_length(e.format);
+    if (literal < kMinLiteral) continue;
+    std::string p = (literal < kMinUnanchoredLiteral ? "^" : "") + pattern_of(e.format);
+    std::string why;
+    if (c.compiled_->set->Add(p, &why) < 0) {
+      problems.push_back(Error::at_line(e.catalog + ".tsv", e.line, "format does not compile: " + why));
+      continue;
+    }
+    c.compiled_->entry_of.push_back(i);
+  }
+  if (!c.compiled_->set->Compile())
+    problems.push_back(Error::at("rules/catalog", "catalogue patterns exceed the matcher's memory"));
+  if (!problems.empty()) return problems;
+  return c;
+}
+
+const CatalogEntry* Catalog::classify(std::string_view text) const {
+  if (!compiled_ || compiled_->entry_of.empty()) return nullptr;
+  std::vector<int> hits;
+  if (!compiled_->set->Match(re2::StringPiece(text.data(), text.size()), &hits)) return nullptr;
+  const CatalogEntry* best = nullptr;
+  size_t best_literal = 0;
+  for (int h : hits) {
+    const CatalogEntry& e = entries_[compiled_->entry_of[static_cast<size_t>(h)]];
+    size_t literal = literal_length(e.format);
+    if (best == nullptr || literal > best_literal || (literal == best_literal && e.line < best->line)) {
+      best = &e;
+      best_literal = literal;
+    }
+  }
+  return best;
+}
+
+}  // namespace ncclpm::rules

@@ -1,0 +1,99 @@
+// tests/diagnose/lead_test.cc
+//
+// The lead (the earliest error line, when no signature explains a job) and
+// the start-up stage finding, on small real logs ingested and diagnosed end
+// to end.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ncclpm/diagnose/diagnose.h"
+#include "ncclpm/ingest/ingest.h"
+#include "ncclpm/store/schema.h"
+#include "support/test_support.h"
+
+namespace ncclpm {
+namespace {
+
+diagnose::Diagnosis diagnose_log(const std::string& log) {
+  testing::TempDir t;
+  testing::write_file(t / "logs/job.log", log);
+  ingest::Options o;
+  o.paths = {t / "logs"};
+  o.db_path = t / "j.db";
+  EXPECT_TRUE(ingest::run(o));
+  auto db = store::open_for_update(o.db_path);
+  auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
+  EXPECT_TRUE(db && rules);
+  auto job = diagnose::resolve_job(*db, "", nullptr);
+  auto d = diagnose::run(*db, *job, *rules);
+  EXPECT_TRUE(d);
+  return *d;
+}
+
+const diagnose::Finding* find_rule(const diagnose::Diagnosis& d, const std::string& rule) {
+  auto it = std::find_if(d.findings.begin(), d.findings.end(), [&](const auto& f) { return f.rule == rule; });
+  return it == d.findings.end() ? nullptr : &*it;
+}
+
+TEST(Lead, AnErrorNoSignatureKnowsStillLeadsWithItsRankAndCascade) {
+  auto d = diagnose_log(
+      "[rank2]: step 10 loss 1.2\n"
+      "[rank2]: FrobnicatorError: the flux capacitor overheated\n"
+      "[rank0]: RuntimeError: rank 2 went away\n");
+  ASSERT_TRUE(d.has_root_cause());
+  const diagnose::Finding& top = d.findings.front();
+  EXPECT_EQ(top.rule, "earliest-error-line");
+  EXPECT_EQ(top.category, "rank_crash");
+  EXPECT_EQ(top.culprit_ranks, std::vector<int>{2});
+  EXPECT_LT(top.confidence, 0.5) << "a lead is honest about being a guess";
+  ASSERT_EQ(top.evidence.size(), 2u);
+  EXPECT_EQ(top.evidence[0].text, "FrobnicatorError: the flux capacitor overheated");
+  EXPECT_EQ(top.evidence[1].rank, 0);
+}
+
+TEST(Lead, TheCatalogueNamesTheCategoryAndConsequencesDoNotLead) {
+  auto d = diagnose_log(
+      "node1:100:100 [0] NCCL INFO misc/socket.cc:50 -> 6\n"
+      "node2:200:200 [1] graph/search.cc:120 NCCL WARN Could not find NIC for rank 5 in NVLS graph\n");
+  const diagnose::Finding* lead = find_rule(d, "earliest-error-line");
+  ASSERT_NE(lead, nullptr);
+  EXPECT_EQ(lead->category, "nccl_setup_error");
+  EXPECT_EQ(lead->culprit_hosts, std::vector<std::string>{"node2"});
+  EXPECT_NE(lead->summary.find("nccl catalogue"), std::string::npos) << lead->summary;
+}
+
+TEST(Lead, LogsWithoutAnErrorLineHaveNoRootCause) {
+  auto d = diagnose_log("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.1\nall done\n");
+  EXPECT_FALSE(d.has_root_cause());
+}
+
+TEST(StartupFailure, ErrorsBeforeInitCompleteSayTheCommunicatorNeverFormed) {
+  auto d = diagnose_log(
+      "hostA:11:11 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n"
+      "hostB:22:22 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+      "hostB:22:30 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.0.0.1<43211> failed : Connection refused\n"
+      "hostB:22:30 [0] NCCL INFO bootstrap.cc:90 -> 6\n");
+  const diagnose::Finding* init = find_rule(d, "startup-failure");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->category, "init_failure");
+  EXPECT_EQ(init->culprit_hosts, std::vector<std::string>{"hostB"});
+  EXPECT_NE(init->summary.find("started communicator init"), std::string::npos) << init->summary;
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_socket") << "the specific cause leads, the stage follows";
+}
+
+TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
+  auto d = diagnose_log(
+      "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n"
+      "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+      "hostA:11:40 [0] transport/net_ib.cc:1200 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<4321> with error 12, opcode 0, len 0, vendor err 129\n"
+      "hostA:11:40 [0] NCCL INFO transport/net_ib.cc:1300 -> 6\n");
+  EXPECT_EQ(find_rule(d, "startup-failure"), nullptr);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_ib");
+}
+
+}  // namespace
+}  // namespace ncclpm
