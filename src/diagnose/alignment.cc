@@ -35,6 +35,21 @@ void culprits_from_mismatched_op(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty()) a.culprit_basis = "op_mismatch";
 }
 
+// Ranks of the same process group that timed out at an earlier seq than the
+// others were still in a collective the others had completed: the group's
+// collectives diverged there, and those ranks fell behind.
+void culprits_from_earlier_timeouts(const JobFacts& f, Alignment& a) {
+  if (!a.culprits.empty()) return;
+  for (const TimeoutRecord& t : f.timeouts) {
+    int rank = rank_of(t);
+    if (rank >= 0 && t.pg == a.pg && t.seq >= 0 && t.seq < a.seq && a.victims.count(rank) == 0) {
+      a.culprits.insert(rank);
+      a.behind_seq[rank] = a.behind_seq.count(rank) ? std::min(a.behind_seq[rank], t.seq) : t.seq;
+    }
+  }
+  if (!a.culprits.empty()) a.culprit_basis = "behind";
+}
+
 // Each rank's last enqueued and completed seq, from its status lines.
 void read_status(const JobFacts& f, Alignment& a) {
   // WorkNCCL lines of older releases carry no process-group prefix ("default"):
@@ -126,7 +141,10 @@ Alignment align_collectives(const JobFacts& f) {
     a.victims.erase(-1);
   }
   read_status(f, a);
-  if (a.has_timeouts) culprits_from_mismatched_op(f, a);
+  if (a.has_timeouts) {
+    culprits_from_mismatched_op(f, a);
+    culprits_from_earlier_timeouts(f, a);
+  }
   culprits_from_status(a);
   culprits_from_flight_recorder(f, a);
   if (a.has_timeouts) {

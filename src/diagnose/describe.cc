@@ -48,6 +48,13 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::string culprits = util::rank_ranges(f.culprit_ranks);
   std::vector<int> victims(a.victims.begin(), a.victims.end());
   const std::string& cat = rule.category;
+  if (rule.builtin == "never-issued" && a.culprit_basis == "behind") {
+    std::vector<std::string> at;
+    for (const auto& [rank, seq] : a.behind_seq) at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq));
+    return "The ranks were not in the same collective: " + join(at, ", ") + " timed out in a collective that rank " +
+           util::rank_ranges(victims) + " had already completed, and rank " + util::rank_ranges(victims) +
+           " then waited in " + collective_words(a) + ". Rank " + culprits + " fell behind.";
+  }
   if (rule.builtin == "never-issued") {
     std::string basis = a.culprit_basis == "op_mismatch" ? "at that seq it ran a different collective"
                         : a.culprit_basis == "status" ? "its last enqueued work is below that seq"

@@ -256,9 +256,10 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   }
   // No signature explained the job: its earliest error line still leads
   // somewhere. Errors before any communicator formed: say it never started.
-  bool specific_cause = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; });
   auto errors = error_lines(db, facts, rules.catalog());
   if (!errors) return errors.take_error();
+  for (Finding& f : catalogued_nccl_warnings(*errors, facts, d.findings)) d.findings.push_back(std::move(f));
+  bool specific_cause = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; });
   if (!specific_cause) {
     if (auto lead = earliest_error_lead(*errors, facts)) d.findings.push_back(std::move(*lead));
   }

@@ -76,6 +76,7 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
     e.severity = c->is_error() ? c->severity : "error";
     e.role = c->role;
     e.named_by = c->catalog + " catalogue (" + c->source + ")";
+    e.catalog = c->catalog;
     return e;
   }
   bool words = RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), error_words());
@@ -99,6 +100,7 @@ std::string advice_for(const std::string& category) {
       {"init_failure", "The job did not get past initialisation: check that every rank reaches the same MASTER_ADDR:MASTER_PORT, the port is free, and all ranks start within the store timeout."},
       {"nccl_setup_error", "Rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV to see the setup step that failed; check NCCL_TOPO_FILE / NCCL_GRAPH_FILE settings and the size of /dev/shm in containers."},
       {"collective_timeout", "A collective hung: rerun with TORCH_NCCL_DESYNC_DEBUG=1 and NCCL_DEBUG=INFO to see which rank did not join."},
+      {"desync", "The ranks disagreed about a message or a collective (sizes, order, or versions): compare the ranks' NCCL versions and the collectives each issued; TORCH_DISTRIBUTED_DEBUG=DETAIL reports mismatched collectives."},
       {"launcher_sigterm", "The launcher or the scheduler stopped the job: check the scheduler's record of the job (time limit, preemption, cancel) and whether a rank failed before it."},
   };
   auto it = kAdvice.find(category);
@@ -177,6 +179,45 @@ std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors,
   if (f.evidence.size() > 1) f.summary += " The lines below it followed it.";
   f.advice = advice_for(lead->category);
   return f;
+}
+
+std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& errors, const JobFacts& facts,
+                                              const std::vector<Finding>& existing) {
+  std::map<std::string, Finding> by_category;
+  for (const ErrorLine& e : errors) {
+    if (e.catalog != "nccl" || e.role == "consequence") continue;
+    bool named = std::any_of(existing.begin(), existing.end(), [&](const Finding& f) { return f.category == e.category; });
+    if (named) continue;
+    auto [it, fresh] = by_category.try_emplace(e.category);
+    Finding& f = it->second;
+    if (fresh) {
+      f.rule = "nccl-warning-catalogued";
+      f.category = e.category;
+      f.title = "NCCL reported a failure";
+      f.severity = e.severity;
+      f.confidence = e.role == "cause" ? 0.72 : 0.66;
+      f.root_cause = true;
+      f.first_ts_us = e.at.ts_us;
+      f.summary = "NCCL reported on " + where(e.at, facts) + ": " + std::string(util::clip(e.at.text, 200)) + " (" +
+                  e.category + " by the " + e.named_by + ").";
+      f.advice = advice_for(e.category);
+    }
+    if (f.evidence.size() > kCascadeLines) continue;
+    bool seen = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& x) { return x.text == e.at.text && x.host == e.at.host; });
+    if (seen) continue;
+    f.evidence.push_back(e.at.evidence());
+    if (e.at.rank >= 0 && std::find(f.culprit_ranks.begin(), f.culprit_ranks.end(), e.at.rank) == f.culprit_ranks.end())
+      f.culprit_ranks.push_back(e.at.rank);
+    std::string host = e.at.host.empty() && facts.host_of_rank.count(e.at.rank) ? facts.host_of_rank.at(e.at.rank) : e.at.host;
+    if (!host.empty() && std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), host) == f.culprit_hosts.end())
+      f.culprit_hosts.push_back(host);
+  }
+  std::vector<Finding> out;
+  for (auto& [cat, f] : by_category) {
+    std::sort(f.culprit_ranks.begin(), f.culprit_ranks.end());
+    out.push_back(std::move(f));
+  }
+  return out;
 }
 
 Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,

@@ -32,7 +32,8 @@ struct ErrorLine {
   std::string category;
   std::string severity;
   std::string role;       ///< cause, consequence, either
-  std::string named_by;   ///< "nccl catalogue (src/transport/net_ib.cc)", "exception type", "words"
+  std::string named_by;   ///< "nccl catalogue (src/transport/net_ib.cc)", "exception", "words"
+  std::string catalog;    ///< the catalogue that named it (nccl, pytorch, launchers), or empty
 };
 
 /// Every error-level line of the job, earliest first (time, then file and line).
@@ -40,6 +41,13 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
 
 /// The lead finding from those lines; nullopt when there is none.
 std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);
+
+/// One finding per category of the NCCL WARNs the NCCL catalogue calls a
+/// cause (not a report of another failure), for the categories no finding in
+/// `existing` already names: NCCL's own words about what failed are more
+/// specific than the exception PyTorch raised from them.
+std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& errors, const JobFacts& facts,
+                                              const std::vector<Finding>& existing);
 
 /// The init_failure finding, when some process failed before its
 /// communicator formed; nullopt otherwise.

@@ -13,6 +13,7 @@ namespace {
 
 constexpr size_t kMaxHitsKept = 50;
 constexpr int kTailLines = 12;  // per file of the rank
+constexpr int kLinesBeforeTimeout = 30;  // per file with a timeout
 
 struct Gate {
   std::vector<std::unique_ptr<RE2>> also;
@@ -153,6 +154,26 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
         if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
             !set.rule_excludes(static_cast<size_t>(i), l.text))
           add_hit(hits[static_cast<size_t>(i)], l);
+    }
+  }
+
+  // No culprit's tail told what it was doing: the lines just before the first
+  // timeout in each file that has one tell what the job was doing then.
+  bool tail_hit = std::any_of(hits.begin(), hits.end(),
+                              [&](const auto& kv) { return rules[kv.first].scope == rules::Scope::kCulpritTail; });
+  if (!tail_hit) {
+    std::set<std::string> files_seen;
+    for (const TimeoutRecord& t : f.timeouts) {
+      if (!files_seen.insert(t.at.file).second) continue;
+      auto before = lines_before(db, f.job_id, t.at, kLinesBeforeTimeout);
+      if (!before) return before.take_error();
+      for (const Located& l : *before) {
+        set.match(l.text, matched);
+        for (int i : matched)
+          if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
+              !set.rule_excludes(static_cast<size_t>(i), l.text))
+            add_hit(hits[static_cast<size_t>(i)], l);
+      }
     }
   }
 

@@ -295,7 +295,9 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
   if (t.ends_with("ChildFailedError:") || t == "Failures:") {
     summary_ = std::make_unique<Summary>();
     summary_->first_line = line.line_no;
-    return true;
+    // The header opens the block but is kept as its own line: a paste cut
+    // right after it still shows that torchrun reported a failure.
+    return false;
   }
   return false;
 }

@@ -116,6 +116,12 @@ Catalog::~Catalog() = default;
 
 std::string Catalog::pattern_of(std::string_view format) {
   std::string out;
+  // "%s: message": a program's or host's name in front, which a framer may
+  // already have peeled off as a launcher prefix (mpirun's, srun's).
+  if (format.starts_with("%s: ")) {
+    out = "(?:.*?: )?";
+    format.remove_prefix(4);
+  }
   for (size_t i = 0; i < format.size();) {
     size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
     if (n == 0) {

@@ -52,15 +52,17 @@ TEST(Lead, AnErrorNoSignatureKnowsStillLeadsWithItsRankAndCascade) {
   EXPECT_EQ(top.evidence[1].rank, 0);
 }
 
-TEST(Lead, TheCatalogueNamesTheCategoryAndConsequencesDoNotLead) {
+TEST(Lead, AnNcclWarnTheCatalogueCallsACauseIsAFindingAndItsEchoesAreNot) {
   auto d = diagnose_log(
       "node1:100:100 [0] NCCL INFO misc/socket.cc:50 -> 6\n"
       "node2:200:200 [1] graph/search.cc:120 NCCL WARN Could not find NIC for rank 5 in NVLS graph\n");
-  const diagnose::Finding* lead = find_rule(d, "earliest-error-line");
-  ASSERT_NE(lead, nullptr);
-  EXPECT_EQ(lead->category, "nccl_setup_error");
-  EXPECT_EQ(lead->culprit_hosts, std::vector<std::string>{"node2"});
-  EXPECT_NE(lead->summary.find("nccl catalogue"), std::string::npos) << lead->summary;
+  ASSERT_TRUE(d.has_root_cause());
+  const diagnose::Finding& top = d.findings.front();
+  EXPECT_EQ(top.rule, "nccl-warning-catalogued");
+  EXPECT_EQ(top.category, "nccl_setup_error");
+  EXPECT_EQ(top.culprit_hosts, std::vector<std::string>{"node2"}) << "the error trace on node1 is an echo";
+  EXPECT_NE(top.summary.find("nccl catalogue (src/graph/search.cc)"), std::string::npos) << top.summary;
+  EXPECT_EQ(find_rule(d, "earliest-error-line"), nullptr) << "a finding explains the job: no lead needed";
 }
 
 TEST(Lead, LogsWithoutAnErrorLineHaveNoRootCause) {

@@ -265,6 +265,12 @@ TEST(FileRecognizer, EmitsOneProcessExitPerTorchrunFailureEntry) {
   EXPECT_EQ(r.counts.recognized, 27);
 }
 
+TEST(FileRecognizer, KeepsTheHeaderOfATorchrunSummaryCutBeforeItsEntries) {
+  Recognized r = recognize({"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"});
+  ASSERT_EQ(r.counts.unparsed, 1);
+  EXPECT_EQ(r.rows.unparsed[0].text, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:");
+}
+
 TEST(FileRecognizer, ReadsTorchrunFailureEntriesThatCarryAPythonCallstack) {
   Recognized r = recognize({
       "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
@@ -293,7 +299,9 @@ TEST(FileRecognizer, ReadsTorchrunFailureEntriesThatCarryAPythonCallstack) {
       "  ",
       "============================================================",
   });
-  EXPECT_EQ(r.counts.unparsed, 0) << unparsed_texts(r.rows);
+  // Only the header is kept as a line of its own (a paste cut after it still shows it).
+  ASSERT_EQ(r.counts.unparsed, 1) << unparsed_texts(r.rows);
+  EXPECT_EQ(r.rows.unparsed[0].line_no, 1);
   auto exits = events_of(r.rows, EventKind::kProcessExit);
   ASSERT_EQ(exits.size(), 1u);
   const auto& x = std::get<ProcessExit>(exits[0]->detail);
