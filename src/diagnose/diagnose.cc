@@ -12,7 +12,7 @@
 #include "describe.h"
 #include "job_facts.h"
 #include "lead.h"
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "rule_eval.h"
 
 namespace ncclpm::diagnose {
@@ -75,15 +75,15 @@ CollectiveRef collective_of(const Alignment& a, int world_size, int datatype) {
   c.pg = a.pg;
   c.seq = a.seq;
   c.op_type = a.op_type;
-  c.op = recognize::canonical_op(a.op_type);
+  c.op = vocab::canonical_op(a.op_type);
   c.numel_in = a.numel_in;
   c.numel_out = a.numel_out;
   c.timeout_ms = a.timeout_ms;
   c.nranks = world_size > 0 ? world_size : -1;
   if (datatype >= 0) {
-    c.dtype = recognize::datatype_name(datatype);
+    c.dtype = vocab::datatype_name(datatype);
     int64_t n = std::max(a.numel_in, a.numel_out);
-    if (n > 0) c.bytes = n * recognize::datatype_size(datatype);
+    if (n > 0) c.bytes = n * vocab::datatype_size(datatype);
   }
   return c;
 }
@@ -209,7 +209,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   d.world_size = facts.world_size;
   int datatype = -1;
   if (a.has_timeouts) {
-    auto dt = dtype_of_op(db, job_id, recognize::canonical_op(a.op_type));
+    auto dt = dtype_of_op(db, job_id, vocab::canonical_op(a.op_type));
     if (!dt) return dt.take_error();
     datatype = *dt;
   }

@@ -66,11 +66,11 @@ std::string_view telling_line(std::string_view text, const std::string& kind) {
 }
 
 // An exception named by its type: out of memory, a CUDA error, a crash.
-std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const rules::Catalog& catalog) {
+std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const vocab::Catalog& catalog) {
   std::string_view line = telling_line(at.text, kind);
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
-  if (const rules::CatalogEntry* c = catalog.classify(line)) {
+  if (const vocab::CatalogEntry* c = catalog.classify(line)) {
     if (!c->is_error() && !error_kind(kind)) return std::nullopt;
     e.category = c->category;
     e.severity = c->is_error() ? c->severity : "error";
@@ -122,7 +122,7 @@ std::string where(const Located& l, const JobFacts& facts) {
 
 }  // namespace
 
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const rules::Catalog& catalog) {
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog) {
   auto stmt = db.prepare(
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
       " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"

@@ -20,7 +20,7 @@
 
 #include "job_facts.h"
 #include "ncclpm/diagnose/finding.h"
-#include "ncclpm/rules/catalog.h"
+#include "ncclpm/vocab/catalog.h"
 #include "ncclpm/store/sqlite.h"
 
 namespace ncclpm::diagnose {
@@ -37,7 +37,7 @@ struct ErrorLine {
 };
 
 /// Every error-level line of the job, earliest first (time, then file and line).
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const rules::Catalog& catalog);
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog);
 
 /// The lead finding from those lines; nullopt when there is none.
 std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);

@@ -5,7 +5,7 @@
 #include <simdjson.h>
 
 #include "file_parser.h"
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::ingest {
@@ -147,7 +147,7 @@ bool parse_flight_recorder(const discover::DiscoveredFile& file, const std::stri
     r.p2p_seq_id = num(entry, "p2p_seq_id");
     r.op_id = num(entry, "op_id");
     r.profiling_name = str(entry, "profiling_name");
-    r.op = recognize::canonical_op(r.profiling_name);
+    r.op = vocab::canonical_op(r.profiling_name);
     bool b = false;
     if (entry["is_p2p"].get_bool().get(b) == simdjson::SUCCESS) r.is_p2p = b;
     if (entry["retired"].get_bool().get(b) == simdjson::SUCCESS) r.retired = b;
@@ -165,7 +165,7 @@ bool parse_flight_recorder(const discover::DiscoveredFile& file, const std::stri
       r.input_dtypes = to_json_text(v);
       std::string_view first;
       if (v.at(0).get_string().get(first) == simdjson::SUCCESS) {
-        if (auto t = recognize::datatype_from_torch(first)) r.datatype = *t;
+        if (auto t = vocab::datatype_from_torch(first)) r.datatype = *t;
       }
     }
     if (entry["output_dtypes"].get(v) == simdjson::SUCCESS) r.output_dtypes = to_json_text(v);

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 namespace ncclpm::plan {
 
@@ -21,7 +21,7 @@ const char* op_name(Op op) {
 }
 
 std::optional<Op> parse_op(const std::string& name) {
-  std::string c = recognize::canonical_op(name);
+  std::string c = vocab::canonical_op(name);
   if (c == "allreduce" || c == "barrier") return Op::kAllReduce;
   if (c == "allgather") return Op::kAllGather;
   if (c == "reducescatter") return Op::kReduceScatter;
@@ -75,13 +75,13 @@ int64_t CollectivePlan::recv_count() const {
 }
 
 int64_t CollectivePlan::bytes_per_rank() const {
-  return std::max(send_count(), recv_count()) * recognize::datatype_size(datatype);
+  return std::max(send_count(), recv_count()) * vocab::datatype_size(datatype);
 }
 
 int64_t CollectivePlan::nccl_tests_size_bytes() const {
   // nccl-tests sizes are the whole buffer: for gather/scatter-like ops the
   // per-rank count times the number of ranks.
-  return std::max(send_count(), recv_count()) * recognize::datatype_size(datatype);
+  return std::max(send_count(), recv_count()) * vocab::datatype_size(datatype);
 }
 
 namespace {
@@ -95,7 +95,7 @@ std::string tests_command(const CollectivePlan& p, int gpus, const std::string& 
   cmd += std::string(nccl_tests_binary(p.op)) + " -b " + size + " -e " + size + " -g " + std::to_string(gpus) +
          " -d " + type + " -w " + std::to_string(warmup) + " -n " + std::to_string(iters) + " -c " +
          (check ? "1" : "0");
-  if (op_reduces(p.op)) cmd += " -o " + recognize::redop_name(p.redop);
+  if (op_reduces(p.op)) cmd += " -o " + vocab::redop_name(p.redop);
   if (op_has_root(p.op)) cmd += " -r " + std::to_string(p.root);
   return cmd;
 }

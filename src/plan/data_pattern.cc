@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 namespace ncclpm::plan {
 namespace {
@@ -226,7 +226,7 @@ int expected_value(const CollectivePlan& p, int rank, int64_t i) {
 }
 
 void fill_send(const CollectivePlan& p, int rank, int64_t first, std::span<std::byte> out) {
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   if (size == 0) return;
   int64_t n = static_cast<int64_t>(out.size()) / size;
   for (int64_t k = 0; k < n; ++k)
@@ -235,7 +235,7 @@ void fill_send(const CollectivePlan& p, int rank, int64_t first, std::span<std::
 
 int64_t count_wrong(const CollectivePlan& p, int rank, int64_t first,
                     std::span<const std::byte> got) {
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   if (size == 0 || !receives_result(p, rank)) return 0;
   // avg on floats is a sum of x * (1/n): allow that rounding, relative to the
   // value, growing with the depth of the sum, and never half the value or

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::plan {
@@ -37,13 +37,13 @@ Result<CollectivePlan> parse_plan(element r) {
   p.count = num(r, "count");
   if (p.count <= 0) return Error::plain("replay plan has no element count");
   std::string dtype = str(r, "dtype");
-  auto t = recognize::parse_datatype(dtype);
+  auto t = vocab::parse_datatype(dtype);
   if (!t) return Error::plain("replay plan names an unknown dtype " + util::quoted(dtype));
   p.datatype = *t;
   p.dtype_note = str(r, "dtype_note");
   std::string redop = str(r, "redop");
   if (!redop.empty()) {
-    auto o = recognize::parse_redop(redop);
+    auto o = vocab::parse_redop(redop);
     if (!o) return Error::plain("replay plan names an unknown redop " + util::quoted(redop));
     p.redop = *o;
   }

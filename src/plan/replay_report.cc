@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::plan {
@@ -18,7 +18,7 @@ std::string env_list(const std::map<std::string, std::string>& env) {
 }
 
 std::string redop_column(const CollectivePlan& p) {
-  return op_reduces(p.op) ? recognize::redop_name(p.redop) : "none";
+  return op_reduces(p.op) ? vocab::redop_name(p.redop) : "none";
 }
 
 int root_column(const CollectivePlan& p) { return op_has_root(p.op) ? p.root : -1; }
@@ -153,7 +153,7 @@ std::string table_row(const CollectivePlan& p, const ReplayResult* r, bool check
 std::string render_dry_run_text(const ReplayContext& c) {
   const ReplaySettings& s = *c.settings;
   const CollectivePlan& p = s.plan;
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   std::string out = finding_line(c, " --dry-run");
   auto line = [&](const char* key, const std::string& value) {
     char k[16];
@@ -163,9 +163,9 @@ std::string render_dry_run_text(const ReplayContext& c) {
   line("op", op_name(p.op));
   line("count", std::to_string(p.count) + " per rank" +
                     (s.count_source.empty() ? "" : " (" + s.count_source + ")"));
-  line("dtype", recognize::datatype_name(p.datatype));
+  line("dtype", vocab::datatype_name(p.datatype));
   if (!p.dtype_note.empty()) line("", p.dtype_note + "; --dtype sets it");
-  if (op_reduces(p.op)) line("redop", recognize::redop_name(p.redop));
+  if (op_reduces(p.op)) line("redop", vocab::redop_name(p.redop));
   if (op_has_root(p.op)) line("root", std::to_string(p.root));
   line("ranks", nranks_text(s));
   if (p.nranks > 0) {
@@ -190,14 +190,14 @@ std::string render_dry_run_text(const ReplayContext& c) {
 void write_plan(util::JsonWriter& w, const ReplayContext& c) {
   const ReplaySettings& s = *c.settings;
   const CollectivePlan& p = s.plan;
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   w.begin_object();
   w.key("op").value(op_name(p.op));
   w.key("count").value(p.count);
   if (!s.count_source.empty()) w.key("count_source").value(s.count_source);
-  w.key("dtype").value(recognize::datatype_name(p.datatype));
+  w.key("dtype").value(vocab::datatype_name(p.datatype));
   if (!p.dtype_note.empty()) w.key("dtype_note").value(p.dtype_note);
-  w.key("redop").value(op_reduces(p.op) ? recognize::redop_name(p.redop) : "none");
+  w.key("redop").value(op_reduces(p.op) ? vocab::redop_name(p.redop) : "none");
   w.key("root").value(root_column(p));
   w.key("nranks").value(p.nranks);
   if (s.job_nranks > 0) w.key("job_nranks").value(s.job_nranks);
@@ -298,7 +298,7 @@ std::string render_result_text(const ReplayContext& c, const ReplayResult& r, co
   const CollectivePlan& p = s.plan;
   std::string out = finding_line(c, "");
   out += "# collective: " + std::string(op_name(p.op)) + ", " + std::to_string(p.count) + " " +
-         recognize::datatype_name(p.datatype) + " per rank" +
+         vocab::datatype_name(p.datatype) + " per rank" +
          (s.count_source.empty() ? "" : " (" + s.count_source + ")") + ", " + nranks_text(s) +
          " ranks\n";
   if (!p.dtype_note.empty()) out += "#   " + p.dtype_note + "\n";

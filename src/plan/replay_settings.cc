@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::plan {
@@ -40,7 +40,7 @@ Status apply_explicit(const ReplayOptions& o, CollectivePlan& p, std::string& co
     p.op = *op;
   }
   if (!o.dtype.empty()) {
-    auto t = recognize::parse_datatype(o.dtype);
+    auto t = vocab::parse_datatype(o.dtype);
     if (!t)
       return Error::plain("unknown dtype " + util::quoted(o.dtype),
                           std::string("dtypes: ") + kTypes);
@@ -48,7 +48,7 @@ Status apply_explicit(const ReplayOptions& o, CollectivePlan& p, std::string& co
     p.dtype_note.clear();  // no longer assumed
   }
   if (!o.redop.empty()) {
-    auto r = recognize::parse_redop(o.redop);
+    auto r = vocab::parse_redop(o.redop);
     if (!r)
       return Error::plain("unknown redop " + util::quoted(o.redop),
                           "redops: sum, prod, max, min, avg");
@@ -116,8 +116,8 @@ Result<ReplaySettings> resolve_settings(const ReplayOptions& o, const FindingRef
   s.timeout_ms = static_cast<int64_t>(o.timeout_s * 1000.0);
   s.check = o.check;
   s.min_busbw_gbps = o.min_busbw_gbps;
-  if (recognize::datatype_size(s.plan.datatype) == 0)
-    return Error::plain("dtype " + recognize::datatype_name(s.plan.datatype) +
+  if (vocab::datatype_size(s.plan.datatype) == 0)
+    return Error::plain("dtype " + vocab::datatype_name(s.plan.datatype) +
                         " has no known element size");
 
   std::map<std::string, std::string> logs_env = s.plan.env;
@@ -149,13 +149,13 @@ Status set_nranks(ReplaySettings& s, int nranks) {
   if (s.bytes > 0) {
     // nccl-tests' size is the whole buffer: per-rank elements are size / type
     // size, divided by the ranks for the gather- and scatter-like ops.
-    int64_t elements = s.bytes / recognize::datatype_size(s.plan.datatype);
+    int64_t elements = s.bytes / vocab::datatype_size(s.plan.datatype);
     bool per_rank_share = s.plan.op == Op::kAllGather || s.plan.op == Op::kReduceScatter ||
                           s.plan.op == Op::kAllToAll;
     s.plan.count = per_rank_share ? elements / nranks : elements;
     if (s.plan.count < 1) {
       return Error::plain("--bytes " + std::to_string(s.bytes) + " is less than one " +
-                          recognize::datatype_name(s.plan.datatype) + " element per rank");
+                          vocab::datatype_name(s.plan.datatype) + " element per rank");
     }
   }
   if (op_has_root(s.plan.op) && (s.plan.root < 0 || s.plan.root >= nranks)) {

@@ -8,7 +8,7 @@
 
 #include "match.h"
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
@@ -170,7 +170,7 @@ std::optional<NcclWarning> parse_nccl_warn(std::string_view body) {
     w.peer = peer;
     auto st = util::parse_int(st1.empty() ? st2 : st1);
     w.ib_status = st ? *st : -1;
-    w.ib_status_name = stname.empty() && st ? ib_status_name(*st) : stname;
+    w.ib_status_name = stname.empty() && st ? vocab::ib_status_name(*st) : stname;
     std::string_view hca = field_after(body, " hca ");
     w.hca = std::string(hca);
     return w;

@@ -9,7 +9,7 @@
 
 #include "ncclpm/plan/data_pattern.h"
 #include "ncclpm/plan/rank_wire.h"
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 namespace ncclpm::replay {
 namespace {
@@ -32,7 +32,7 @@ DeviceBuffers::~DeviceBuffers() {
 
 std::optional<CallError> DeviceBuffers::allocate(const plan::CollectivePlan& p,
                                                  const std::vector<int>& devices) {
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   send_bytes_ = plan::send_elements(p) * size;
   recv_bytes_ = plan::recv_elements(p) * size;
   locals_.assign(devices.size(), Local{});
@@ -59,7 +59,7 @@ std::optional<CallError> DeviceBuffers::allocate(const plan::CollectivePlan& p,
 
 std::optional<CallError> DeviceBuffers::fill(const plan::CollectivePlan& p, int first_rank,
                                              bool check) {
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   std::vector<std::byte> host;
   if (check) host.resize(static_cast<size_t>(std::min(send_bytes_, kChunkBytes / size * size)));
   for (size_t i = 0; i < locals_.size(); ++i) {
@@ -93,7 +93,7 @@ std::optional<CallError> DeviceBuffers::fill(const plan::CollectivePlan& p, int 
 
 std::optional<CallError> DeviceBuffers::check(const plan::CollectivePlan& p, int first_rank,
                                               std::vector<int64_t>* wrong) {
-  int size = recognize::datatype_size(p.datatype);
+  int size = vocab::datatype_size(p.datatype);
   wrong->assign(locals_.size(), 0);
   std::vector<std::byte> host(
       static_cast<size_t>(std::min(recv_bytes_, kChunkBytes / size * size)));

@@ -1,7 +1,7 @@
 // src/replay/issue_op.cc
 #include "issue_op.h"
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 namespace ncclpm::replay {
 namespace {
@@ -50,7 +50,7 @@ ncclResult_t issue_op(const plan::CollectivePlan& p, int rank, const void* send,
     case plan::Op::kReduce:
       return ncclReduce(send, recv, count, type, redop, p.root, comm, stream);
     case plan::Op::kAllToAll: {
-      size_t block = count * static_cast<size_t>(recognize::datatype_size(p.datatype));
+      size_t block = count * static_cast<size_t>(vocab::datatype_size(p.datatype));
       ncclResult_t r = ncclGroupStart();
       for (int peer = 0; peer < n && going(r); ++peer) {
         r = ncclSend(static_cast<const char*>(send) + block * peer, count, type, peer, comm,

@@ -4,7 +4,7 @@
 // names and category values change only with a version bump of "schema".
 #include <ctime>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/report/report.h"
 
 namespace ncclpm::report {
@@ -30,9 +30,9 @@ void write_plan(util::JsonWriter& w, const plan::CollectivePlan& p, const diagno
   w.begin_object();
   w.key("op").value(plan::op_name(p.op));
   w.key("count").value(p.count);
-  w.key("dtype").value(recognize::datatype_name(p.datatype));
+  w.key("dtype").value(vocab::datatype_name(p.datatype));
   if (!p.dtype_note.empty()) w.key("dtype_note").value(p.dtype_note);
-  w.key("redop").value(recognize::redop_name(p.redop));
+  w.key("redop").value(vocab::redop_name(p.redop));
   w.key("nranks").value(p.nranks);
   w.key("bytes_per_rank").value(p.bytes_per_rank());
   w.key("env").begin_object();

@@ -4,7 +4,7 @@
 // next steps with the exact replay command.
 #include <sstream>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/report/report.h"
 #include "ncclpm/util/text.h"
 

@@ -4,7 +4,7 @@
 // culprits, collective, evidence and advice; symptoms in one line each.
 #include <sstream>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/report/report.h"
 #include "ncclpm/util/text.h"
 

@@ -113,7 +113,7 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
         problems.push_back(Error::at_line(r.file, r.line,
                                           "rule " + util::quoted(r.id) + ": no_match sample matches: " + util::quoted(s)));
   }
-  auto catalog = Catalog::load(dirs);
+  auto catalog = vocab::Catalog::load(dirs);
   if (!catalog) {
     problems.insert(problems.end(), catalog.error().begin(), catalog.error().end());
   } else {

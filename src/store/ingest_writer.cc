@@ -9,7 +9,7 @@
 #include <chrono>
 #include <ctime>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/store/schema.h"
 #include "ncclpm/util/text.h"
 
@@ -213,10 +213,10 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
                                 text(d.peer), text(d.hca), text(d.detail)});
         } else if constexpr (std::is_same_v<T, ErrorTrace>) {
           return st_->trace.run({id, job_id_, text(d.src_file), opt_int(d.src_line),
-                                 opt_int(d.result), opt_text(result_name(d.result))});
+                                 opt_int(d.result), opt_text(vocab::result_name(d.result))});
         } else if constexpr (std::is_same_v<T, WorkRecord>) {
           return st_->work.run({id, job_id_, d.context, opt_int(d.seq), d.op_type,
-                                opt_text(canonical_op(d.op_type)), opt_int(d.numel_in),
+                                opt_text(vocab::canonical_op(d.op_type)), opt_int(d.numel_in),
                                 opt_int(d.numel_out), text(d.tensor_shape), opt_int(d.timeout_ms),
                                 opt_int(d.ran_for_ms)});
         } else if constexpr (std::is_same_v<T, PgStatus>) {

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 namespace ncclpm::plan {
 namespace {
@@ -19,7 +19,7 @@ namespace {
 using Buffer = std::vector<std::byte>;
 
 double value_at(const CollectivePlan& p, const Buffer& b, int64_t i) {
-  return decode_value(p.datatype, b.data() + i * recognize::datatype_size(p.datatype));
+  return decode_value(p.datatype, b.data() + i * vocab::datatype_size(p.datatype));
 }
 
 // One value rounded to the datatype, as each step of a reduction on the GPU is.
@@ -58,7 +58,7 @@ double reduce(int type, int redop, const std::vector<double>& v) {
 
 // What NCCL computes, element by element, on the host.
 std::vector<Buffer> reference(const CollectivePlan& p, const std::vector<Buffer>& send) {
-  int n = p.nranks, size = recognize::datatype_size(p.datatype);
+  int n = p.nranks, size = vocab::datatype_size(p.datatype);
   int64_t c = p.count;
   std::vector<Buffer> recv(static_cast<size_t>(n),
                            Buffer(static_cast<size_t>(recv_elements(p) * size)));
@@ -119,15 +119,15 @@ TEST(ReplayData, ReferenceCollectivesPassTheCheckForEveryOpRedopAndType) {
           p.nranks = nranks;
           p.root = nranks - 1;
           p.count = 37;
-          int size = recognize::datatype_size(type);
+          int size = vocab::datatype_size(type);
           std::vector<Buffer> send;
           for (int r = 0; r < p.nranks; ++r) {
             send.emplace_back(static_cast<size_t>(send_elements(p) * size));
             fill_send(p, r, 0, send.back());
           }
           std::vector<Buffer> recv = reference(p, send);
-          std::string what = std::string(op_name(op)) + " " + recognize::redop_name(redop) + " " +
-                             recognize::datatype_name(type) + " on " + std::to_string(nranks) +
+          std::string what = std::string(op_name(op)) + " " + vocab::redop_name(redop) + " " +
+                             vocab::datatype_name(type) + " on " + std::to_string(nranks) +
                              " ranks";
           EXPECT_EQ(wrong_total(p, recv), 0) << what;
           // Corrupt one element of the last rank that receives a result.
@@ -186,7 +186,7 @@ TEST(ReplayData, EncodesKnownBitPatterns) {
   for (int type = 0; type < 12; ++type) {
     for (int v = 0; v <= 8; ++v) {
       encode_value(type, v, b);
-      EXPECT_EQ(decode_value(type, b), v) << recognize::datatype_name(type);
+      EXPECT_EQ(decode_value(type, b), v) << vocab::datatype_name(type);
     }
   }
 }

@@ -28,11 +28,12 @@
 #include <string>
 #include <vector>
 
+#include "ncclpm/vocab/categories.h"
+
 namespace ncclpm::rules {
 
-/// Finding categories: the public contract of `diagnose --format json`.
-const std::vector<std::string>& categories();
-bool is_category(const std::string& name);
+using vocab::categories;  // the finding categories live in the shared vocabulary
+using vocab::is_category;
 
 enum class Scope { kAny, kCulpritTail };
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ncclpm/rules/catalog.h"
+#include "ncclpm/vocab/catalog.h"
 #include "ncclpm/rules/rule.h"
 #include "ncclpm/util/result.h"
 
@@ -33,7 +33,7 @@ class RuleSet {
   const std::vector<Rule>& rules() const { return rules_; }
   const Rule* find(std::string_view id) const;
   /// Every catalogued warning and error message (rules/catalog/*.tsv).
-  const Catalog& catalog() const { return catalog_; }
+  const vocab::Catalog& catalog() const { return catalog_; }
   /// Indices of the rules with a pattern that matches `line`, in one pass.
   void match(std::string_view line, std::vector<int>& hits) const;
   /// True when some pattern of rule `index` matches `line`.
@@ -46,7 +46,7 @@ class RuleSet {
   struct Compiled;
   std::vector<Rule> rules_;
   std::unique_ptr<Compiled> compiled_;
-  Catalog catalog_;
+  vocab::Catalog catalog_;
 };
 
 }  // namespace ncclpm::rules

@@ -1,5 +1,5 @@
-// src/rules/catalog.cc
-#include "ncclpm/rules/catalog.h"
+// src/vocab/catalog.cc
+#include "ncclpm/vocab/catalog.h"
 
 #include <re2/re2.h>
 #include <re2/set.h>
@@ -8,12 +8,12 @@
 #include <fstream>
 #include <set>
 
-#include "ncclpm/rules/rule.h"
+#include "ncclpm/vocab/categories.h"
 #include "ncclpm/util/text.h"
 
 namespace fs = std::filesystem;
 
-namespace ncclpm::rules {
+namespace ncclpm::vocab {
 namespace {
 
 // Formats with less literal text than this must match at the start of a
@@ -202,4 +202,4 @@ const CatalogEntry* Catalog::classify(std::string_view text) const {
   return best;
 }
 
-}  // namespace ncclpm::rules
+}  // namespace ncclpm::vocab

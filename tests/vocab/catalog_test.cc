@@ -10,7 +10,7 @@
 #include <set>
 
 #include "ncclpm/ingest/ingest.h"
-#include "ncclpm/rules/catalog.h"
+#include "ncclpm/vocab/catalog.h"
 #include "ncclpm/rules/rule_set.h"
 #include "ncclpm/store/schema.h"
 #include "support/test_support.h"
@@ -18,7 +18,7 @@
 namespace ncclpm {
 namespace {
 
-using rules::Catalog;
+using vocab::Catalog;
 
 TEST(Catalog, FormatsBecomePatterns) {
   EXPECT_EQ(Catalog::pattern_of("Call to %s failed : %d"), "Call\\ to\\ .*?\\ failed\\ \\:\\ -?\\d+");
@@ -38,7 +38,7 @@ TEST(Catalog, TheMostSpecificFormatWins) {
                       "%s\tnccl_setup_error\terror\tcause\t\tc.cc\n");
   auto c = Catalog::load({t.path()});
   ASSERT_TRUE(c);
-  const rules::CatalogEntry* e = c->classify("Call to ibv_create_qp failed : No such device");
+  const vocab::CatalogEntry* e = c->classify("Call to ibv_create_qp failed : No such device");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->category, "network_ib");
   e = c->classify("Call to connect failed : Connection refused");
@@ -93,7 +93,7 @@ std::string render(const std::string& format) {
 }
 
 // The line as the producer prints it: NCCL's prefix, c10's, or the launcher's own.
-std::string as_logged(const rules::CatalogEntry& e) {
+std::string as_logged(const vocab::CatalogEntry& e) {
   std::string msg = render(e.format);
   if (e.catalog == "nccl") {
     bool info = e.source.find("[INFO]") != std::string::npos;
@@ -110,10 +110,10 @@ TEST(Catalog, EveryCataloguedMessageIsRecognizedAndClassified) {
   const Catalog& catalog = set->catalog();
   ASSERT_GT(catalog.entries().size(), 500u) << "the NCCL catalogue alone has hundreds of formats";
   testing::TempDir t;
-  std::vector<const rules::CatalogEntry*> rendered;
+  std::vector<const vocab::CatalogEntry*> rendered;
   // One file per message: each is read as the first line of a log, with no
   // neighbour it could be joined to as a detail line.
-  for (const rules::CatalogEntry& e : catalog.entries()) {
+  for (const vocab::CatalogEntry& e : catalog.entries()) {
     if (Catalog::literal_length(e.format) < 4) continue;  // "%s": nothing to recognize it by
     testing::write_file(t / ("logs/m" + std::to_string(rendered.size()) + ".log"), as_logged(e) + "\n");
     rendered.push_back(&e);
@@ -133,10 +133,10 @@ TEST(Catalog, EveryCataloguedMessageIsRecognizedAndClassified) {
     std::string file = stmt->column_text(0);
     size_t index = std::stoul(file.substr(1, file.find('.') - 1));
     ASSERT_LT(index, rendered.size());
-    const rules::CatalogEntry& want = *rendered[index];
+    const vocab::CatalogEntry& want = *rendered[index];
     std::string text = stmt->column_text(1);
     std::string line = text.substr(0, text.find('\n'));
-    const rules::CatalogEntry* got = catalog.classify(line);
+    const vocab::CatalogEntry* got = catalog.classify(line);
     seen.insert(index);
     EXPECT_TRUE(got != nullptr && got->category == want.category)
         << want.catalog << ".tsv:" << want.line << " '" << want.format << "' stored as '" << line << "' classified "

@@ -1,5 +1,5 @@
-// src/recognize/nccl_enums.cc
-#include "ncclpm/recognize/nccl_enums.h"
+// src/vocab/nccl_enums.cc
+#include "ncclpm/vocab/nccl_enums.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 
 #include "ncclpm/util/text.h"
 
-namespace ncclpm::recognize {
+namespace ncclpm::vocab {
 namespace {
 
 struct TypeInfo {
@@ -131,4 +131,4 @@ std::string canonical_op(std::string_view op) {
   return {};
 }
 
-}  // namespace ncclpm::recognize
+}  // namespace ncclpm::vocab

@@ -1,4 +1,4 @@
-// include/ncclpm/recognize/nccl_enums.h
+// include/ncclpm/vocab/nccl_enums.h
 //
 // NCCL's numeric enums as they appear in logs (log-formats A.6, A.7, A.8):
 // ncclDataType_t, ncclRedOp_t, ncclResult_t and ibv_wc_status, with names and
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace ncclpm::recognize {
+namespace ncclpm::vocab {
 
 /// "bfloat16" for 9; "type<N>" for numbers NCCL does not define.
 std::string datatype_name(int datatype);
@@ -35,4 +35,4 @@ std::string ib_status_name(int64_t status);
 /// ("AllGather" -> "allgather"); empty when unknown.
 std::string canonical_op(std::string_view op);
 
-}  // namespace ncclpm::recognize
+}  // namespace ncclpm::vocab

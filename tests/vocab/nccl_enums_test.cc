@@ -2,11 +2,11 @@
 //
 // NCCL's numeric enums as logs print them (log-formats.md A.6, A.7, A.8) and
 // the op names of PyTorch, NCCL COLL lines and Flight Recorder.
-#include "ncclpm/recognize/nccl_enums.h"
+#include "ncclpm/vocab/nccl_enums.h"
 
 #include <gtest/gtest.h>
 
-namespace ncclpm::recognize {
+namespace ncclpm::vocab {
 namespace {
 
 TEST(NcclEnums, NamesAndSizesEveryDatatype) {
@@ -122,4 +122,4 @@ TEST(NcclEnums, CanonicalisesNcclAndFlightRecorderOpNames) {
 }
 
 }  // namespace
-}  // namespace ncclpm::recognize
+}  // namespace ncclpm::vocab

@@ -1,4 +1,4 @@
-// include/ncclpm/rules/catalog.h
+// include/ncclpm/vocab/catalog.h
 //
 // A Catalog is every warning and error message a producer can print (NCCL's
 // WARNs, PyTorch's c10d and torchrun messages, the launchers' termination
@@ -19,7 +19,7 @@
 
 #include "ncclpm/util/result.h"
 
-namespace ncclpm::rules {
+namespace ncclpm::vocab {
 
 struct CatalogEntry {
   std::string format;    ///< printf-style, as the producer prints it (`Call to %s failed : %s`)
@@ -62,4 +62,4 @@ class Catalog {
   std::unique_ptr<Compiled> compiled_;
 };
 
-}  // namespace ncclpm::rules
+}  // namespace ncclpm::vocab
