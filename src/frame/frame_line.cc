@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "chars.h"
+#include "collectors.h"
 #include "ncclpm/frame/framer.h"
 #include "ncclpm/util/text.h"
 
@@ -212,6 +213,8 @@ bool Framer::peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled) {
     }
   }
   if (peel_openmpi(rest, f) || peel_ray(rest, f)) return true;
+  // Collectors wrap launchers, but only before anything a launcher put there.
+  if (peeled == 0 && peel_collector(rest, f)) return true;
   bool slurm = launcher_ == LauncherFormat::kSlurmLabel ||
                (launcher_ == LauncherFormat::kPdsh && slurm_after_pdsh_ && (peeled & kPdshDone));
   if (slurm && !(peeled & kSlurmDone)) {

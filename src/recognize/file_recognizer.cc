@@ -269,6 +269,9 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     if (*kind == EventKind::kNcclErrorSurfaced && t == b && starts(t, "ncc") &&
         attach(file_last_event_, line, b))
       return true;
+    // Its NCCL version is recorded like a banner's (the only one old logs show).
+    if (*kind == EventKind::kNcclErrorSurfaced)
+      if (auto v = parse_embedded_nccl_version(t)) return emit(*kind, *v);
     return emit(*kind, {});
   }
   return false;

@@ -44,6 +44,15 @@ std::optional<NcclVersion> parse_nccl_version(std::string_view body) {
   return NcclVersion{ver, cuda};
 }
 
+std::optional<NcclVersion> parse_embedded_nccl_version(std::string_view text) {
+  // PyTorch ends its NCCL errors with the version it loaded:
+  // "NCCL error in: .../ProcessGroupNCCL.cpp:784, unhandled cuda error, NCCL version 2.7.8".
+  static const RE2 re(R"(NCCL version (\d+\.\d+\.\d+))");
+  std::string ver;
+  if (!RE2::PartialMatch(sp(text), re, &ver)) return std::nullopt;
+  return NcclVersion{ver, ""};
+}
+
 std::optional<EnvSetting> parse_nccl_env(std::string_view body) {
   constexpr std::string_view kMid = " set by environment to ";
   size_t at = body.find(kMid);

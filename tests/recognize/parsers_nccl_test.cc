@@ -492,5 +492,15 @@ TEST(ParsersNccl, RecognisesChannelAndTreeLines) {
   EXPECT_FALSE(is_nccl_channel_line("Using network IB"));
 }
 
+TEST(ParsersNccl, ReadsTheVersionPyTorchNamesInItsNcclErrors) {
+  auto v = parse_embedded_nccl_version(
+      "RuntimeError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:784, unhandled cuda "
+      "error, NCCL version 2.7.8");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->version, "2.7.8");
+  EXPECT_EQ(v->cuda, "");
+  EXPECT_FALSE(parse_embedded_nccl_version("NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error"));
+}
+
 }  // namespace
 }  // namespace ncclpm::recognize

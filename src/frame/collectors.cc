@@ -1,0 +1,152 @@
+// src/frame/collectors.cc
+#include "collectors.h"
+
+#include <algorithm>
+
+#include "chars.h"
+#include "ncclpm/frame/timestamp.h"
+
+namespace ncclpm::frame {
+namespace {
+
+size_t host_token(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && i < 128 && is_host_char(s[i])) ++i;
+  return i;
+}
+
+bool looks_like_host(std::string_view h) {
+  return !h.empty() && (is_alpha(h[0]) || is_digit(h[0])) &&
+         std::any_of(h.begin(), h.end(), [](char c) { return is_digit(c) || c == '-' || c == '.'; });
+}
+
+// What a producer's own prefix starts with: a bracketed tag ("[rank3]:",
+// "[E909 ...", "[default0]:", "[2024-...") or NCCL's "host:pid:tid [".
+bool producer_starts(std::string_view s) {
+  if (s.size() > 2 && s[0] == '[' && (is_alpha(s[1]) || is_digit(s[1]))) return true;
+  size_t i = host_token(s);
+  if (i == 0 || i >= s.size() || s[i] != ':') return false;
+  size_t j = i + 1, d = j;
+  while (j < s.size() && is_digit(s[j])) ++j;
+  if (j == d || j >= s.size() || s[j] != ':') return false;
+  size_t k = ++j;
+  while (j < s.size() && is_digit(s[j])) ++j;
+  return j > k && j + 1 < s.size() && s[j] == ' ' && s[j + 1] == '[';
+}
+
+// "2024-05-01T10:11:12.123456789Z" or "2024-05-01 10:11:12,123" and the
+// space after it; bytes used or 0.
+size_t iso_time(std::string_view s, Timestamp& ts) {
+  size_t n = parse_date_time(s, ts);
+  if (n == 0) return 0;
+  if (n < s.size() && s[n] == 'Z') ++n;
+  if (n + 5 < s.size() && (s[n] == '+' || s[n] == '-') && is_digit(s[n + 1])) n += s[n + 3] == ':' ? 6 : 5;
+  return n < s.size() && s[n] == ' ' ? n + 1 : 0;
+}
+
+void take(std::string_view& rest, Frame& f, size_t len, std::string_view host, const Timestamp* ts) {
+  if (f.host.empty() && looks_like_host(host)) f.host = host;
+  if (ts != nullptr && ts->valid() && !f.ts.valid()) f.ts = *ts;
+  rest.remove_prefix(len);
+}
+
+bool peel_kubectl(std::string_view& rest, Frame& f) {
+  if (!rest.starts_with("[pod/")) return false;
+  size_t close = rest.find("] ");
+  if (close == std::string_view::npos || close > 256) return false;
+  std::string_view inside = rest.substr(5, close - 5);
+  take(rest, f, close + 2, inside.substr(0, inside.find('/')), nullptr);
+  return true;
+}
+
+bool peel_syslog(std::string_view& rest, Frame& f) {
+  static constexpr std::string_view kMonths = "JanFebMarAprMayJunJulAugSepOctNovDec";
+  if (rest.size() < 20 || rest[3] != ' ' || !is_digit(rest[7]) || rest[6] == ':') return false;
+  size_t month = kMonths.find(rest.substr(0, 3));
+  if (month == std::string_view::npos || month % 3 != 0) return false;
+  size_t day_at = rest[4] == ' ' ? 5 : 4;
+  Timestamp ts;
+  ts.month = static_cast<int>(month / 3) + 1;
+  ts.day = (rest[day_at] - '0') * (rest[day_at + 1] == ' ' ? 1 : 10) + (rest[day_at + 1] == ' ' ? 0 : rest[day_at + 1] - '0');
+  size_t clock_at = rest.find(' ', day_at) + 1;
+  size_t n = parse_clock(rest.substr(clock_at), ts);
+  if (n == 0 || clock_at + n >= rest.size() || rest[clock_at + n] != ' ') return false;
+  size_t host_at = clock_at + n + 1;
+  size_t h = host_token(rest.substr(host_at));
+  size_t proc_at = host_at + h + 1;
+  if (h == 0 || proc_at >= rest.size() || rest[host_at + h] != ' ') return false;
+  size_t colon = rest.find(": ", proc_at);
+  if (colon == std::string_view::npos || colon - proc_at > 64 ||
+      rest.substr(proc_at, colon - proc_at).find(' ') != std::string_view::npos)
+    return false;
+  std::string_view host = rest.substr(host_at, h);
+  if (f.host.empty()) f.host = host;
+  take(rest, f, colon + 2, {}, &ts);
+  return true;
+}
+
+bool peel_cri(std::string_view& rest, Frame& f) {
+  Timestamp ts;
+  size_t n = iso_time(rest, ts);
+  if (n == 0) return false;
+  std::string_view after = rest.substr(n);
+  for (std::string_view stream : {"stdout ", "stderr "}) {
+    if (after.starts_with(stream) && after.size() > stream.size() + 1 &&
+        (after[stream.size()] == 'F' || after[stream.size()] == 'P') && after[stream.size() + 1] == ' ') {
+      take(rest, f, n + stream.size() + 2, {}, &ts);
+      return true;
+    }
+  }
+  // A collector's time in front of a producer's own prefix.
+  if (producer_starts(after)) {
+    take(rest, f, n, {}, &ts);
+    return true;
+  }
+  return false;
+}
+
+// "name  | ", "name [stderr] ", "[stdout] ", or a bare host/pod name in front
+// of a producer prefix or a date.
+bool peel_name_tag(std::string_view& rest, Frame& f) {
+  for (std::string_view tag : {"[stdout] ", "[stderr] "}) {
+    if (rest.starts_with(tag)) {
+      rest.remove_prefix(tag.size());
+      return true;
+    }
+  }
+  size_t h = host_token(rest);
+  if (h == 0 || h >= rest.size() || rest[h] != ' ') return false;
+  std::string_view name = rest.substr(0, h);
+  size_t i = h;
+  while (i < rest.size() && rest[i] == ' ') ++i;
+  if (i + 1 < rest.size() && rest[i] == '|' && rest[i + 1] == ' ') {  // docker compose
+    take(rest, f, i + 2, name, nullptr);
+    return true;
+  }
+  std::string_view after = rest.substr(h + 1);
+  for (std::string_view tag : {"[stdout] ", "[stderr] "}) {
+    if (after.starts_with(tag)) {
+      take(rest, f, h + 1 + tag.size(), name, nullptr);
+      return true;
+    }
+  }
+  Timestamp ts;
+  if (looks_like_host(name) && (producer_starts(after) || iso_time(after, ts) != 0)) {
+    take(rest, f, h + 1, name, nullptr);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool peel_collector(std::string_view& rest, Frame& f) {
+  if (rest.empty()) return false;
+  char c = rest[0];
+  if (c == '[') return peel_kubectl(rest, f) || peel_name_tag(rest, f);
+  if (is_digit(c)) return peel_cri(rest, f);
+  if (is_alpha(c)) return peel_syslog(rest, f) || peel_name_tag(rest, f);
+  return false;
+}
+
+}  // namespace ncclpm::frame

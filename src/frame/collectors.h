@@ -1,0 +1,21 @@
+// src/frame/collectors.h
+//
+// Prefixes that log collectors and container runtimes put in front of what a
+// job printed, before any launcher or producer prefix: kubectl's
+// `[pod/NAME/CONTAINER] `, the CRI log format `2024-05-01T10:11:12.123Z stdout F `,
+// journald/syslog `Nov 23 10:11:12 host python[1234]: `, docker compose
+// `trainer-1  | `, a host tag with its stream `node-3 [stderr] `, and a bare
+// host or pod name or date in front of a producer's own prefix.
+#pragma once
+
+#include <string_view>
+
+#include "ncclpm/frame/framer.h"
+
+namespace ncclpm::frame {
+
+/// Peels one collector prefix off `rest`; the host it names goes to f.host
+/// (when none is known yet), its time to f.ts. False when there is none.
+bool peel_collector(std::string_view& rest, Frame& f);
+
+}  // namespace ncclpm::frame
