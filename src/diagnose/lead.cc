@@ -65,9 +65,22 @@ std::string_view telling_line(std::string_view text, const std::string& kind) {
   return util::trim(t.substr(0, t.find('\n')));
 }
 
+// Of an error with detail lines under it (PyTorch's "NCCL error in: ..."
+// then "Last error:" and NCCL's own words), the catalogued cause says most.
+std::string_view catalogued_cause_line(std::string_view text, const vocab::Catalog& catalog) {
+  if (text.find('\n') == std::string_view::npos) return {};
+  for (std::string_view l : util::split(text, '\n')) {
+    const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
+    if (c != nullptr && c->is_error() && c->role == "cause") return util::trim(l);
+  }
+  return {};
+}
+
 // An exception named by its type: out of memory, a CUDA error, a crash.
 std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const vocab::Catalog& catalog) {
   std::string_view line = telling_line(at.text, kind);
+  if (kind != "traceback")
+    if (std::string_view cause = catalogued_cause_line(at.text, catalog); !cause.empty()) line = cause;
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
   if (const vocab::CatalogEntry* c = catalog.classify(line)) {
@@ -77,6 +90,7 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
     e.role = c->role;
     e.named_by = c->catalog + " catalogue (" + c->source + ")";
     e.catalog = c->catalog;
+    e.source = c->source;
     return e;
   }
   bool words = RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), error_words());
@@ -251,9 +265,17 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
   static const RE2 kInitPath(
       R"(init\.cc|ncclCommInit|[Bb]ootstrap|ncclCommSplit|[Rr]endezvous|TCPStore|DistStoreError|init_process_group|)"
       R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group)");
+  // NCCL prints these files' messages only while a communicator is being set
+  // up: its init, bootstrap, topology and graph search, transport and proxy
+  // connection setup, NVLS buffers.
+  static const RE2 kInitSource(
+      R"(^src/(?:init\.cc|bootstrap\.cc|graph/|transport\.cc|proxy\.cc|channel\.cc|transport/nvls\.cc|)"
+      R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc))");
   const ErrorLine* first = nullptr;
   for (const ErrorLine& e : errors) {
-    bool init_words = RE2::PartialMatch(e.at.text, kInitPath);
+    bool init_words = RE2::PartialMatch(e.at.text, kInitPath) ||
+                      (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
+                      e.category == "duplicate_gpu" || e.category == "init_failure";
     bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced";
     // An NCCL error in a job whose NCCL never printed Init COMPLETE anywhere,
     // or an error on the start-up path itself.

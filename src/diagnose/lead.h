@@ -34,6 +34,7 @@ struct ErrorLine {
   std::string role;       ///< cause, consequence, either
   std::string named_by;   ///< "nccl catalogue (src/transport/net_ib.cc)", "exception", "words"
   std::string catalog;    ///< the catalogue that named it (nccl, pytorch, launchers), or empty
+  std::string source;     ///< the producer's source file that prints it, as the catalogue says
 };
 
 /// Every error-level line of the job, earliest first (time, then file and line).

@@ -69,7 +69,12 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
   size_t i = 0;
   Timestamp ts;
-  if (!s.empty() && s[0] == '[') {
+  // "[0] misc/socket.cc:71 NCCL WARN ...": users often paste NCCL lines with
+  // the "host:pid:tid " in front cut away (or redacted); the level that must
+  // follow keeps this from taking any "[0] " for NCCL's.
+  bool no_host = s.size() > 3 && s[0] == '[' && is_digit(s[1]) && s.find("] ") < 8 &&
+                 std::all_of(s.begin() + 1, s.begin() + static_cast<long>(s.find("] ")), is_digit);
+  if (!no_host && !s.empty() && s[0] == '[') {
     size_t close = s.find("] ");
     if (close == std::string_view::npos || close > 64) return false;
     if (parse_date_time(s.substr(1, close - 1), ts) == 0) return false;
@@ -83,16 +88,19 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
       return true;
     }
   }
-  size_t host_start = i;
-  while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
-  if (i >= s.size() || s[i] != ':') return false;
-  std::string_view host = s.substr(host_start, i - host_start);
-  ++i;
-  // An empty host field: ":16674:16674 [0]", and "::16674:16674 [0]" as seen in real logs.
-  if (host.empty() && i < s.size() && s[i] == ':') ++i;
-  int64_t pid = 0, tid = 0;
-  if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
-    return false;
+  std::string_view host;
+  int64_t pid = -1, tid = -1;
+  if (!no_host) {
+    size_t host_start = i;
+    while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
+    if (i >= s.size() || s[i] != ':') return false;
+    host = s.substr(host_start, i - host_start);
+    ++i;
+    // An empty host field: ":16674:16674 [0]", and "::16674:16674 [0]" as seen in real logs.
+    if (host.empty() && i < s.size() && s[i] == ':') ++i;
+    if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
+      return false;
+  }
   int64_t dev = -1;
   if (i < s.size() && s[i] == '[') {
     size_t j = i + 1;

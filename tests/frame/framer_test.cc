@@ -91,6 +91,21 @@ TEST(Framer, PeelsNccl2307WarnWithFunctionName) {
   EXPECT_TRUE(f.body.ends_with("hca mlx5_2"));
 }
 
+TEST(Framer, PeelsNcclLinesPastedWithoutTheirHostPidTid) {
+  Framer framer;
+  Frame f = framer.frame("[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>");
+  EXPECT_EQ(f.producer, Producer::kNccl);
+  EXPECT_EQ(f.nccl_level, "WARN");
+  EXPECT_EQ(f.device, 0);
+  EXPECT_TRUE(f.host.empty());
+  EXPECT_EQ(f.body, "socketProgress: Connection closed by remote peer 10.10.1.3<36138>");
+  f = framer.frame("[3] NCCL INFO misc/socket.cc:80 -> 6");
+  EXPECT_EQ(f.producer, Producer::kNccl);
+  EXPECT_EQ(f.body, "misc/socket.cc:80 -> 6");
+  f = framer.frame("[0] not an NCCL line at all");
+  EXPECT_NE(f.producer, Producer::kNccl);
+}
+
 TEST(Framer, PeelsNcclLineWithEmptyHostField) {
   Framer framer;
   for (std::string_view line : {"::16674:16674 [0] NCCL INFO Using network IB",
