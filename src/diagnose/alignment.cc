@@ -65,15 +65,18 @@ void read_status(const JobFacts& f, Alignment& a) {
 
 void culprits_from_status(Alignment& a) {
   if (!a.culprits.empty() || a.seq < 0) return;
+  // A rank that itself timed out at that seq did enqueue it: a status line
+  // below it belongs to another process group (WorkNCCL records of some eras
+  // name none).
   for (const auto& [rank, enq] : a.last_enqueued)
-    if (enq < a.seq) a.culprits.insert(rank);
+    if (enq < a.seq && a.victims.count(rank) == 0) a.culprits.insert(rank);
   if (!a.culprits.empty()) a.culprit_basis = "status";
 }
 
 void culprits_from_flight_recorder(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.seq < 0) return;
   for (const auto& [rank, enq] : f.fr_last_enqueued)
-    if (enq >= 0 && enq < a.seq) a.culprits.insert(rank);
+    if (enq >= 0 && enq < a.seq && a.victims.count(rank) == 0) a.culprits.insert(rank);
   if (!a.culprits.empty()) a.culprit_basis = "flight_recorder";
 }
 

@@ -84,7 +84,7 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     for (const IgnoredSetting& s : facts.ignored_settings) reasons.push_back(s.reason);
     return "The job sets NCCL variables that its NCCL does not read: " + join(reasons, "; ") + ".";
   }
-  if (cat == "collective_timeout") {
+  if (cat == "collective_timeout" && a.has_timeouts && !victims.empty()) {
     std::string s = "Rank " + util::rank_ranges(victims) + " timed out after " + seconds(a.timeout_ms) +
                     " s in " + collective_words(a) + ".";
     if (!f.culprit_ranks.empty()) s += " They were waiting for rank " + culprits + ".";

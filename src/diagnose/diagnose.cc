@@ -261,7 +261,21 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   for (Finding& f : catalogued_nccl_warnings(*errors, facts, d.findings)) d.findings.push_back(std::move(f));
   bool specific_cause = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; });
   if (!specific_cause) {
-    if (auto lead = earliest_error_lead(*errors, facts)) d.findings.push_back(std::move(*lead));
+    auto lead = earliest_error_lead(*errors, facts);
+    // A catalogued cause says more than the symptom; a line named only by its
+    // words or by a report of another failure says less than a hang PyTorch
+    // itself reported: then that hang is the diagnosis.
+    Finding* hang = nullptr;
+    for (Finding& f : d.findings)
+      if ((f.category == "collective_timeout" || f.category == "watchdog_stuck") &&
+          (hang == nullptr || f.confidence > hang->confidence))
+        hang = &f;
+    if (hang != nullptr && !(lead && lead->catalogued_cause)) {
+      hang->root_cause = true;
+      hang->summary += " Nothing in the logs explains it further.";
+    } else if (lead) {
+      d.findings.push_back(std::move(lead->finding));
+    }
   }
   bool has_init = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.category == "init_failure"; });
   if (!has_init) {

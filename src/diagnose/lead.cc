@@ -161,7 +161,7 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   return out;
 }
 
-std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts) {
+std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts) {
   if (errors.empty()) return std::nullopt;
   // A failure reported as a consequence of another (a peer closing its
   // socket, torchrun's summary) leads only when nothing else is there.
@@ -192,7 +192,7 @@ std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors,
               std::string(util::clip(lead->at.text, 200)) + " (" + lead->category + " by the " + lead->named_by + ").";
   if (f.evidence.size() > 1) f.summary += " The lines below it followed it.";
   f.advice = advice_for(lead->category);
-  return f;
+  return Lead{std::move(f), !lead->catalog.empty() && lead->role == "cause"};
 }
 
 std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& errors, const JobFacts& facts,

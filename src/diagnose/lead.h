@@ -40,8 +40,15 @@ struct ErrorLine {
 /// Every error-level line of the job, earliest first (time, then file and line).
 Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog);
 
+struct Lead {
+  Finding finding;
+  /// A catalogue names its line as a failure in itself (not a report of
+  /// another): it says more than any symptom.
+  bool catalogued_cause = false;
+};
+
 /// The lead finding from those lines; nullopt when there is none.
-std::optional<Finding> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);
+std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);
 
 /// One finding per category of the NCCL WARNs the NCCL catalogue calls a
 /// cause (not a report of another failure), for the categories no finding in

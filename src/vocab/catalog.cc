@@ -21,6 +21,9 @@ namespace {
 constexpr size_t kMinUnanchoredLiteral = 12;
 // Below this a format says nothing recognizable and is not matched at all.
 constexpr size_t kMinLiteral = 4;
+// A format with at least twice this much literal text is also matched by its
+// head (the start up to this much literal text) when a line was cut short.
+constexpr size_t kHeadLiteral = 32;
 
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "notice"};
 const std::set<std::string> kRoles = {"cause", "consequence", "either"};
@@ -102,11 +105,35 @@ void load_file(const fs::path& file, std::vector<CatalogEntry>& out, std::vector
   }
 }
 
+// The start of a long format, up to kHeadLiteral literal characters and cut
+// before a conversion; empty for formats too short to need one.
+std::string_view head_of(std::string_view format) {
+  if (Catalog::literal_length(format) < 2 * kHeadLiteral) return {};
+  size_t literal = 0;
+  for (size_t i = 0; i < format.size();) {
+    size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
+    if (n == 0) {
+      literal += format[i] == ' ' ? 0 : 1;
+      ++i;
+      if (literal >= kHeadLiteral) return format.substr(0, i);
+    } else {
+      i += n;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
-struct Catalog::Compiled {
+// One RE2::Set and, for each of its patterns, the entry it stands for.
+struct Catalog::PatternSet {
   std::unique_ptr<RE2::Set> set;
   std::vector<size_t> entry_of;  // set index -> entries_ index
+};
+
+struct Catalog::Compiled {
+  PatternSet whole;  // every format
+  PatternSet heads;  // the start of each long format: a line cut short (a paste, a clipped field)
 };
 
 Catalog::Catalog() = default;
@@ -162,37 +189,45 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) load_file(f, c.entries_, problems);
   }
-  RE2::Options opts;
-  opts.set_log_errors(false);
-  opts.set_max_mem(256 << 20);
   c.compiled_ = std::make_unique<Compiled>();
-  c.compiled_->set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
-  for (size_t i = 0; i < c.entries_.size(); ++i) {
-    const CatalogEntry& e = c.entries_[i];
-    size_t literal = literal_length(e.format);
-    if (literal < kMinLiteral) continue;
-    std::string p = (literal < kMinUnanchoredLiteral ? "^" : "") + pattern_of(e.format);
-    std::string why;
-    if (c.compiled_->set->Add(p, &why) < 0) {
-      problems.push_back(Error::at_line(e.catalog + ".tsv", e.line, "format does not compile: " + why));
-      continue;
+  auto build = [&](PatternSet& ps, auto pattern_for) {
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    opts.set_max_mem(256 << 20);
+    ps.set = std::make_unique<RE2::Set>(opts, RE2::UNANCHORED);
+    for (size_t i = 0; i < c.entries_.size(); ++i) {
+      std::string p = pattern_for(c.entries_[i]);
+      if (p.empty()) continue;
+      std::string why;
+      if (ps.set->Add(p, &why) < 0) {
+        problems.push_back(Error::at_line(c.entries_[i].catalog + ".tsv", c.entries_[i].line,
+                                          "format does not compile: " + why));
+        continue;
+      }
+      ps.entry_of.push_back(i);
     }
-    c.compiled_->entry_of.push_back(i);
-  }
-  if (!c.compiled_->set->Compile())
-    problems.push_back(Error::at("rules/catalog", "catalogue patterns exceed the matcher's memory"));
+    if (!ps.set->Compile()) problems.push_back(Error::at("rules/catalog", "catalogue patterns exceed the matcher's memory"));
+  };
+  build(c.compiled_->whole, [](const CatalogEntry& e) {
+    size_t literal = literal_length(e.format);
+    if (literal < kMinLiteral) return std::string();
+    return (literal < kMinUnanchoredLiteral ? "^" : "") + pattern_of(e.format);
+  });
+  build(c.compiled_->heads, [](const CatalogEntry& e) {
+    std::string_view head = head_of(e.format);
+    return head.empty() ? std::string() : "^" + pattern_of(head) ;
+  });
   if (!problems.empty()) return problems;
   return c;
 }
 
-const CatalogEntry* Catalog::classify(std::string_view text) const {
-  if (!compiled_ || compiled_->entry_of.empty()) return nullptr;
+const CatalogEntry* Catalog::best_match(const PatternSet& ps, std::string_view text) const {
   std::vector<int> hits;
-  if (!compiled_->set->Match(re2::StringPiece(text.data(), text.size()), &hits)) return nullptr;
+  if (ps.entry_of.empty() || !ps.set->Match(re2::StringPiece(text.data(), text.size()), &hits)) return nullptr;
   const CatalogEntry* best = nullptr;
   size_t best_literal = 0;
   for (int h : hits) {
-    const CatalogEntry& e = entries_[compiled_->entry_of[static_cast<size_t>(h)]];
+    const CatalogEntry& e = entries_[ps.entry_of[static_cast<size_t>(h)]];
     size_t literal = literal_length(e.format);
     if (best == nullptr || literal > best_literal || (literal == best_literal && e.line < best->line)) {
       best = &e;
@@ -200,6 +235,13 @@ const CatalogEntry* Catalog::classify(std::string_view text) const {
     }
   }
   return best;
+}
+
+const CatalogEntry* Catalog::classify(std::string_view text) const {
+  if (!compiled_) return nullptr;
+  if (const CatalogEntry* e = best_match(compiled_->whole, text)) return e;
+  // A long message cut short still starts as its format does.
+  return text.size() >= kHeadLiteral ? best_match(compiled_->heads, text) : nullptr;
 }
 
 }  // namespace ncclpm::vocab

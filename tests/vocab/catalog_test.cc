@@ -47,6 +47,24 @@ TEST(Catalog, TheMostSpecificFormatWins) {
   EXPECT_EQ(c->classify("Init COMPLETE"), nullptr) << "a format without literal text matches nothing";
 }
 
+TEST(Catalog, ALongMessageCutShortIsStillKnownByItsStart) {
+  testing::TempDir t;
+  testing::write_file(t / "catalog/x.tsv",
+                      "format\tcategory\tseverity\trole\tversions\tsource\n"
+                      "Stack trace of the failed collective not found, potentially because FlightRecorder is "
+                      "disabled. You can enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value."
+                      "\tcollective_timeout\tnotice\tconsequence\t\ta.cpp\n"
+                      "Call to %s failed : %s\tnetwork_socket\terror\tcause\t\tb.cc\n");
+  auto c = Catalog::load({t.path()});
+  ASSERT_TRUE(c);
+  const vocab::CatalogEntry* e = c->classify(
+      "Stack trace of the failed collective not found, potentially because FlightRecorder is disabled. You can "
+      "enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero valu");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->severity, "notice");
+  EXPECT_EQ(c->classify("Call to connect fai"), nullptr) << "short formats need the whole message";
+}
+
 TEST(Catalog, BadRowsAreReportedWithFileAndLine) {
   testing::TempDir t;
   testing::write_file(t / "catalog/bad.tsv",

@@ -47,6 +47,8 @@ class Catalog {
   /// The entry whose format matches `text` with the most literal text (the
   /// most specific), or nullptr. A format with little literal text must
   /// match at the start of `text`, so `%s failed` cannot claim every line.
+  /// A line that matches no format whole but starts as a long one does (a
+  /// paste cut short) gets that one.
   const CatalogEntry* classify(std::string_view text) const;
   const std::vector<CatalogEntry>& entries() const { return entries_; }
 
@@ -57,7 +59,9 @@ class Catalog {
   static size_t literal_length(std::string_view format);
 
  private:
+  struct PatternSet;
   struct Compiled;
+  const CatalogEntry* best_match(const PatternSet& set, std::string_view text) const;
   std::vector<CatalogEntry> entries_;
   std::unique_ptr<Compiled> compiled_;
 };
