@@ -50,6 +50,34 @@ void take(std::string_view& rest, Frame& f, size_t len, std::string_view host, c
   rest.remove_prefix(len);
 }
 
+// Intel MPI's -l / -prepend-rank: "[155] " before what the rank printed.
+bool peel_rank_label(std::string_view& rest, Frame& f) {
+  size_t i = 1;
+  int rank = 0;
+  while (i < rest.size() && i < 8 && is_digit(rest[i])) rank = rank * 10 + (rest[i++] - '0');
+  if (i == 1 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;
+  if (!producer_starts(rest.substr(i + 2))) return false;
+  if (f.rank < 0) f.rank = rank;
+  rest.remove_prefix(i + 2);
+  return true;
+}
+
+// UCX (Open MPI, UCC): "[host:pid:thread:tid] " or "[host:pid:thread] ".
+bool peel_ucx_host(std::string_view& rest, Frame& f) {
+  size_t h = host_token(rest.substr(1));
+  if (h == 0 || 1 + h >= rest.size() || rest[1 + h] != ':') return false;
+  size_t i = 2 + h;
+  int fields = 0;
+  while (i < rest.size() && is_digit(rest[i])) {
+    while (i < rest.size() && is_digit(rest[i])) ++i;
+    ++fields;
+    if (i < rest.size() && rest[i] == ':') ++i;
+  }
+  if (fields < 2 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;
+  take(rest, f, i + 2, rest.substr(1, h), nullptr);
+  return true;
+}
+
 bool peel_kubectl(std::string_view& rest, Frame& f) {
   if (!rest.starts_with("[pod/")) return false;
   size_t close = rest.find("] ");
@@ -143,7 +171,8 @@ bool peel_name_tag(std::string_view& rest, Frame& f) {
 bool peel_collector(std::string_view& rest, Frame& f) {
   if (rest.empty()) return false;
   char c = rest[0];
-  if (c == '[') return peel_kubectl(rest, f) || peel_name_tag(rest, f);
+  if (c == '[')
+    return peel_kubectl(rest, f) || peel_rank_label(rest, f) || peel_ucx_host(rest, f) || peel_name_tag(rest, f);
   if (is_digit(c)) return peel_cri(rest, f);
   if (is_alpha(c)) return peel_syslog(rest, f) || peel_name_tag(rest, f);
   return false;

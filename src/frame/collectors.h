@@ -4,8 +4,9 @@
 // job printed, before any launcher or producer prefix: kubectl's
 // `[pod/NAME/CONTAINER] `, the CRI log format `2024-05-01T10:11:12.123Z stdout F `,
 // journald/syslog `Nov 23 10:11:12 host python[1234]: `, docker compose
-// `trainer-1  | `, a host tag with its stream `node-3 [stderr] `, and a bare
-// host or pod name or date in front of a producer's own prefix.
+// `trainer-1  | `, a host tag with its stream `node-3 [stderr] `, a bare
+// host or pod name or date in front of a producer's own prefix, Intel MPI's
+// rank label `[155] `, and UCX's `[host:pid:thread:tid] `.
 #pragma once
 
 #include <string_view>

@@ -121,6 +121,8 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
     std::string_view where = s.substr(i, marker - i);
     if (lvl.starts_with("WARN")) {
       level = "WARN";
+      // Without "host:pid:tid", only "file:line" may stand before the level.
+      if (no_host && where.find(' ') != std::string_view::npos) return false;
       size_t paren = where.find(" (");
       if (!split_file_line(paren == std::string_view::npos ? where : where.substr(0, paren), f))
         return false;

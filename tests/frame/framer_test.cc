@@ -817,6 +817,10 @@ TEST(Framer, PeelsAnyStackOfCollectorPrefixesBeforeAKnownLine) {
        Producer::kC10, "boom"},
       {"trainer-worker-0 2024-05-01 10:11:12 gpu-node6:2222:2230 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
        "gpu-node6", -1, Producer::kNccl, "Bootstrap"},
+      {"[155] crow-19:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
+       "crow-19", 155, Producer::kNccl, "Call to ibv_modify_qp"},
+      {"[ib-vm-61:343042:0:345015] Caught signal 11 (Segmentation fault: invalid permissions for mapped object)",
+       "ib-vm-61", -1, Producer::kUnknown, "Caught signal 11"},
   };
   for (const CollectorCase& c : cases) {
     Framer framer;
