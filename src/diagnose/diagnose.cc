@@ -104,7 +104,33 @@ std::optional<plan::CollectivePlan> replay_plan(const CollectiveRef& c, const Jo
   return p;
 }
 
+// Whether `a` was printed before `b`: by time when both have one, else by
+// line within one file; unknown (false) otherwise.
+bool printed_before(const Evidence& a, const Evidence& b) {
+  if (a.ts_us != 0 && b.ts_us != 0) return a.ts_us < b.ts_us;
+  return a.file == b.file && a.line < b.line;
+}
+
+// A job stopped from outside (scancel, preemption, eviction) before any rank
+// failed: the ranks' errors after it are what the stop did to them.
+void stop_before_failures_leads(std::vector<Finding>& findings) {
+  for (Finding& stop : findings) {
+    if (stop.rule != "job-stopped-from-outside" || stop.evidence.empty()) continue;
+    bool first = std::all_of(findings.begin(), findings.end(), [&](const Finding& f) {
+      return &f == &stop || !f.root_cause || f.evidence.empty() ||
+             printed_before(stop.evidence.front(), f.evidence.front());
+    });
+    bool others = std::any_of(findings.begin(), findings.end(),
+                              [&](const Finding& f) { return &f != &stop && f.root_cause; });
+    if (first && others) {
+      stop.confidence = 0.9;
+      stop.summary += " It came before any rank failed: the failures below followed from it.";
+    }
+  }
+}
+
 void order_findings(std::vector<Finding>& findings) {
+  stop_before_failures_leads(findings);
   // A network error after another rank crashed is that crash seen from the
   // other side of the connection: a cascade, not a cause.
   int64_t first_crash = 0;

@@ -55,7 +55,13 @@ Status load_reported_culprits(store::Connection& db, int64_t job_id, JobFacts& f
                       });
   if (!s) return s;
   std::map<std::string, int> votes;
-  for (const auto& [rank, op] : op_of) ++votes[op];
+  for (const auto& [rank, op] : op_of)
+    if (!op.empty()) ++votes[op];
+  // Every report names one op: the ranks agreed on the collective and
+  // disagreed on its shape, i.e. on the data they were given.
+  // (One rank's side alone says nothing of the other's op.)
+  size_t sides = std::count_if(op_of.begin(), op_of.end(), [](const auto& kv) { return !kv.second.empty(); });
+  f.mismatch_same_op = votes.size() == 1 && sides >= 2;
   if (votes.size() > 1) {
     auto majority = std::max_element(votes.begin(), votes.end(),
                                       [](const auto& x, const auto& y) { return x.second < y.second; });

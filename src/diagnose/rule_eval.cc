@@ -43,6 +43,7 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   if (name == "never-issued") return a.has_timeouts && !a.culprits.empty();
   if (name == "all-stuck") return a.all_stuck;
   if (name == "ignored-settings") return !f.ignored_settings.empty();
+  if (name == "uneven-inputs") return f.mismatch_same_op;
   if (name == "version-mismatch") {
     std::set<std::string> versions;
     for (const auto& [v, lines] : f.nccl_versions) versions.insert(v.substr(0, v.find('+')));
@@ -61,6 +62,19 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
   }
   if (name == "ignored-settings") {
     for (const IgnoredSetting& s : f.ignored_settings) add_hit(h, s.at);
+    return Ok{};
+  }
+  if (name == "uneven-inputs") {
+    auto stmt = db.prepare(
+        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text FROM collective_mismatches m"
+        " JOIN events e USING (event_id) JOIN files f USING (file_id) WHERE m.job_id = ?1 ORDER BY e.line_no");
+    if (!stmt) return stmt.take_error();
+    if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();
+    while (stmt->step())
+      add_hit(h, Located{stmt->column_text(0), stmt->column_int(1),
+                         stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
+                         stmt->column_int(4), stmt->column_text(5)});
+    for (int r : f.reported_culprits) h.ranks.insert(r);
     return Ok{};
   }
   for (const Located& l : a.evidence) add_hit(h, l);

@@ -143,6 +143,14 @@ std::optional<Mismatch> parse_collective_mismatch(std::string_view body) {
   if (RE2::PartialMatch(sp(body), ops, &op_a, &op_b)) {
     m.op_a = op_a;
     m.op_b = op_b;
+  } else {
+    // One rank's side only: 1.x's "Rank 0 is running inconsistent collective:
+    // CollectiveFingerPrint(OpType=ALLGATHER, ...", or a report cut short.
+    static const RE2 one(R"(Rank (\d+) is running (?:inconsistent )?collective: CollectiveFingerPrint\((?:SequenceNumber=\d+, )?OpType=(\w+))");
+    if (RE2::PartialMatch(sp(body), one, &a, &op_a)) {
+      m.rank_a = static_cast<int>(to_int(a));
+      m.op_a = op_a;
+    }
   }
   return m;
 }

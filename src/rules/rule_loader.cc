@@ -23,7 +23,8 @@ const std::set<std::string> kKinds = {
     "desync_report", "collective_mismatch", "watchdog_stuck", "nccl_error_surfaced",
     "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",    "process_exit",
     "signal_sent",   "store_error",         "flight_recorder"};
-const std::set<std::string> kBuiltins = {"never-issued", "all-stuck", "version-mismatch", "ignored-settings"};
+const std::set<std::string> kBuiltins = {"never-issued", "all-stuck", "version-mismatch", "ignored-settings",
+                                         "uneven-inputs"};
 
 bool is_kebab(const std::string& id) {
   if (id.empty() || id.front() == '-' || id.back() == '-') return false;

@@ -97,5 +97,57 @@ TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   EXPECT_EQ(d.findings.front().category, "network_ib");
 }
 
+TEST(Mismatch, TheSameOpOnDifferentShapesIsUnevenDataNotADesync) {
+  auto d = diagnose_log(
+      "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, TensorShape=[195812480], TensorDtypes=BFloat16), "
+      "but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE, "
+      "TensorShape=[51123456], TensorDtypes=BFloat16).\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "data_imbalance");
+  EXPECT_NE(find_rule(d, "collective-mismatch"), nullptr) << "the mismatch itself is still reported";
+}
+
+TEST(Mismatch, DifferentOpsAreADesync) {
+  auto d = diagnose_log(
+      "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
+      "CollectiveFingerPrint(SequenceNumber=485, OpType=ALLREDUCE, TensorShape=[10]), but Rank 0 is running "
+      "collective: CollectiveFingerPrint(SequenceNumber=485, OpType=BROADCAST, TensorShape=[10]).\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "desync");
+  EXPECT_EQ(find_rule(d, "uneven-inputs"), nullptr);
+}
+
+TEST(Ordering, AJobStoppedFromOutsideBeforeAnyFailureLeads) {
+  auto d = diagnose_log(
+      "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 DUE TO PREEMPTION ***\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 3, in <module>\n"
+      "RuntimeError: Failed to create placement group in 180 seconds.\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "job-stopped-from-outside");
+}
+
+TEST(Ordering, AnExceptionBeforeTheStopStaysTheCause) {
+  auto d = diagnose_log(
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 3, in <module>\n"
+      "KeyError: 'labels'\n"
+      "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 ***\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "python-exception");
+}
+
+TEST(Lead, WithNoCauseAHangPyTorchReportedLeadsOverAGuessByWords) {
+  auto d = diagnose_log(
+      "[rank0]:[E321 02:07:20.1 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for 600010 milliseconds "
+      "before timing out.\n"
+      "[rank0]: something failed somewhere\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "collective_timeout");
+  EXPECT_EQ(find_rule(d, "earliest-error-line"), nullptr);
+}
+
 }  // namespace
 }  // namespace ncclpm

@@ -449,5 +449,16 @@ TEST(ParsersPytorch, ParsesClosingSignal) {
   EXPECT_FALSE(parse_signal_sent("Received SIGTERM death signal, shutting down workers"));
 }
 
+TEST(ParsersPytorch, ReadsOneSidedMismatchReportsOfThe1xEra) {
+  auto m = parse_collective_mismatch(
+      "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running inconsistent collective: "
+      "CollectiveFingerPrint(OpType=ALLGATHER, TensorShape");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->rank_a, 0);
+  EXPECT_EQ(m->op_a, "ALLGATHER");
+  EXPECT_EQ(m->rank_b, -1);
+  EXPECT_TRUE(m->op_b.empty());
+}
+
 }  // namespace
 }  // namespace ncclpm::recognize
