@@ -229,6 +229,13 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
       }
     }
   }
+  // 'absent': a rule that only says what a more direct one already says.
+  std::set<std::string> fired;
+  for (const auto& kv : hits) fired.insert(rules[kv.first].id);
+  std::erase_if(hits, [&](const auto& kv) {
+    const auto& absent = rules[kv.first].absent_fired;
+    return std::any_of(absent.begin(), absent.end(), [&](const std::string& id) { return fired.count(id) != 0; });
+  });
   for (auto& [i, h] : hits) {
     // Signatures: the earliest hit first. A culprit's activity: its latest line first.
     bool latest_first = rules[i].scope == rules::Scope::kCulpritTail;

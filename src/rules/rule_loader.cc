@@ -15,7 +15,7 @@ namespace {
 
 const std::set<std::string> kKnownKeys = {
     "id",    "title", "category", "severity", "confidence", "root_cause", "patterns", "kinds",
-    "scope", "requires", "also",  "unless",   "version",    "builtin",    "advice",     "samples"};
+    "scope", "requires", "absent", "also",  "unless",   "version",    "builtin",    "advice",     "samples"};
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "info"};
 const std::set<std::string> kKinds = {
     "unparsed",      "nccl_version",        "nccl_env",       "nccl_network", "nccl_comm",
@@ -72,7 +72,7 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
     if (kKnownKeys.count(std::string(key.str())) == 0)
       fail(&node, who + ": unknown key " + util::quoted(key.str()),
            "known keys: id title category severity confidence root_cause patterns kinds scope "
-           "requires also unless version builtin advice samples");
+           "requires absent also unless version builtin advice samples");
   }
   r.title = t["title"].value_or(std::string());
   if (r.title.empty()) fail(&t, who + " has no 'title'");
@@ -100,6 +100,7 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
   if (scope == "culprit_tail") r.scope = Scope::kCulpritTail;
   else if (scope != "any") fail(t.get("scope"), who + ": scope must be \"any\" or \"culprit_tail\"");
   r.requires_fired = strings(t, "requires", who, problems, file);
+  r.absent_fired = strings(t, "absent", who, problems, file);
   r.also = strings(t, "also", who, problems, file);
   r.unless = strings(t, "unless", who, problems, file);
   if (const toml::table* v = t["version"].as_table()) {

@@ -149,5 +149,19 @@ TEST(Lead, WithNoCauseAHangPyTorchReportedLeadsOverAGuessByWords) {
   EXPECT_EQ(find_rule(d, "earliest-error-line"), nullptr);
 }
 
+TEST(RuleAbsent, TheWatchdogBacktraceSpeaksOnlyWhenTheTimeoutLineIsMissing) {
+  const std::string frame =
+      "frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+      "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f790a75f8d2 in libtorch_cuda.so)\n";
+  auto cut = diagnose_log("terminate called after throwing an instance of 'c10::DistBackendError'\n" + frame);
+  EXPECT_NE(find_rule(cut, "watchdog-abort-backtrace"), nullptr);
+  auto whole = diagnose_log(
+      "[rank0]:[E321 02:07:20.1 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=10, NumelOut=10, Timeout(ms)=600000) ran for 600010 milliseconds "
+      "before timing out.\n" + frame);
+  EXPECT_NE(find_rule(whole, "nccl-watchdog-timeout"), nullptr);
+  EXPECT_EQ(find_rule(whole, "watchdog-abort-backtrace"), nullptr) << "absent = [\"nccl-watchdog-timeout\"]";
+}
+
 }  // namespace
 }  // namespace ncclpm

@@ -13,6 +13,7 @@
 //   kinds = ["traceback"]               # optional: only events of these kinds ("unparsed": plain lines)
 //   scope = "culprit_tail"              # optional: only the last lines of a culprit rank
 //   requires = ["collective_timeout"]   # optional: categories or rule ids that must fire too
+//   absent = ["nccl-watchdog-timeout"]  # optional: rule ids whose firing makes this one redundant
 //                                       #   ("a|b": either)
 //   also = ['packing=False']            # optional: each must match somewhere in the job
 //   unless = ['DistBackendError']       # optional: a line matching any of these is no hit
@@ -51,6 +52,7 @@ struct Rule {
   std::vector<std::string> kinds;
   Scope scope = Scope::kAny;
   std::vector<std::string> requires_fired;
+  std::vector<std::string> absent_fired;
   std::vector<std::string> also;
   std::vector<std::string> unless;
   std::optional<VersionGate> version;
