@@ -136,13 +136,23 @@ std::string where(const Located& l, const JobFacts& facts) {
 
 }  // namespace
 
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog) {
-  auto stmt = db.prepare(
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
+                                           LineScope scope) {
+  // NCCL's INFO chatter is most of a big job's unparsed lines; the INFO lines
+  // that report a failure (error traces, RAS, IB recovery) carry one of these words.
+  static const char* kNcclInfoFailure =
+      "(u.producer <> 'nccl' OR u.text LIKE '% -> %' OR u.text LIKE '%fail%' OR u.text LIKE '%timeout%'"
+      " OR u.text LIKE '%closed%' OR u.text LIKE '%error%')";
+  std::string sql =
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
-      " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
-      " AND e.kind NOT IN ('nccl_channel', 'nccl_env', 'nccl_network', 'nccl_version', 'nccl_comm')"
-      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
-      " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
+      " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
+  sql += scope == LineScope::kNccl
+             ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
+             : " AND e.kind NOT IN ('nccl_channel', 'nccl_env', 'nccl_network', 'nccl_version', 'nccl_comm')";
+  sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
+         " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND ";
+  sql += kNcclInfoFailure;  // (NCCL's words also turn up in other producers' lines: "[trainer0|0]:ncclSocketInit: ...")
+  auto stmt = db.prepare(sql);
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
   std::vector<ErrorLine> out;

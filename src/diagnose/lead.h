@@ -37,8 +37,15 @@ struct ErrorLine {
   std::string source;     ///< the producer's source file that prints it, as the catalogue says
 };
 
-/// Every error-level line of the job, earliest first (time, then file and line).
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog);
+enum class LineScope {
+  kNccl,  ///< NCCL's events, the errors PyTorch raised from NCCL, unparsed lines: what catalogued_nccl_warnings reads
+  kAll,   ///< every line: what the lead and the start-up stage read
+};
+
+/// Every error-level line of the job in `scope`, earliest first (time, then
+/// file and line).
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
+                                           LineScope scope);
 
 struct Lead {
   Finding finding;
