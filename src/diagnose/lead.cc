@@ -151,7 +151,12 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
              : " AND e.kind NOT IN ('nccl_channel', 'nccl_env', 'nccl_network', 'nccl_version', 'nccl_comm')";
   sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
          " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND ";
-  sql += kNcclInfoFailure;  // (NCCL's words also turn up in other producers' lines: "[trainer0|0]:ncclSocketInit: ...")
+  sql += kNcclInfoFailure;
+  // NCCL's words also turn up in other producers' lines ("[trainer0|0]:ncclSocketInit: ...",
+  // "NET/IB : ..." after a prefix no framer knows); the rest need not be read for them.
+  if (scope == LineScope::kNccl)
+    sql += " AND (u.producer = 'nccl' OR u.text LIKE '%ncc%' OR u.text LIKE '%NET/%' OR u.text LIKE '%NCCL%'"
+           " OR u.text LIKE '%ibv_%' OR u.text LIKE '%Cuda failure%')";
   auto stmt = db.prepare(sql);
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
