@@ -6,6 +6,7 @@
 // overall (last line). Run through scripts/field-score.sh.
 //
 //   field_score [--verbose] [--write-scoreboard] [--rules DIR] [--only SLUG]
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 
@@ -41,10 +42,11 @@ int main(int argc, char** argv) {
     outcomes.push_back(testing::diagnose_incident(incident, rules_dir));
     const auto& o = outcomes.back();
     if (!o.ran) std::cerr << "field_score: error: " << incident.slug << ": " << o.error << "\n";
-    if (verbose && !o.top1) {
-      std::cout << "miss " << incident.slug << " [" << incident.split << "]: root " << incident.root << ", top "
-                << (o.top_category.empty() ? "none" : o.top_category) << ", found";
-      for (const auto& c : o.found) std::cout << " " << c;
+    if (verbose && (!o.top1 || o.expected_found < o.expected_total)) {
+      std::cout << (o.top1 ? "partial " : "miss ") << incident.slug << " [" << incident.split << "]: root "
+                << incident.root << ", top " << (o.top_category.empty() ? "none" : o.top_category) << ", not found:";
+      for (const auto& c : incident.expected)
+        if (std::find(o.found.begin(), o.found.end(), c) == o.found.end()) std::cout << " " << c;
       std::cout << "\n";
     }
   }
