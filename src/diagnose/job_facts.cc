@@ -282,11 +282,11 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
   auto stmt = db.prepare(
       "WITH lines AS ("
       " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
-      "  JOIN files f USING (file_id) WHERE e.job_id = ?1 AND f.rel_path = ?2 AND e.line_no < ?3"
+      "  JOIN files f USING (file_id) WHERE e.job_id = ?1 AND f.rel_path = ?2 AND e.line_no <= ?3"
       "  AND e.kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network')"
       " UNION ALL"
       " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
-      "  JOIN files f USING (file_id) WHERE u.job_id = ?1 AND f.rel_path = ?2 AND u.line_no < ?3)"
+      "  JOIN files f USING (file_id) WHERE u.job_id = ?1 AND f.rel_path = ?2 AND u.line_no <= ?3)"
       " SELECT * FROM lines ORDER BY line_no DESC LIMIT ?4");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}}); !s) return s.take_error();

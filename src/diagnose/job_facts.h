@@ -93,8 +93,9 @@ Status check_nccl_settings(store::Connection& db, JobFacts& facts);
 /// doing when the others waited.
 Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines);
 
-/// The last lines of `at`'s file before it (not channel or init chatter):
+/// The last lines of `at`'s file up to it (not channel or init chatter):
 /// what the job was doing just before a timeout, when no culprit is known.
+/// `at` itself is included: a progress bar is often glued in front of it.
 Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id, const Located& at, int max_lines);
 
 }  // namespace ncclpm::diagnose
