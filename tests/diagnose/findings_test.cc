@@ -1,8 +1,10 @@
-// tests/diagnose/lead_test.cc
+// tests/diagnose/findings_test.cc
 //
-// The lead (the earliest error line, when no signature explains a job) and
-// the start-up stage finding, on small real logs ingested and diagnosed end
-// to end.
+// Findings on small logs ingested and diagnosed end to end: the lead (the
+// earliest error line, when no signature explains a job), the start-up stage,
+// catalogued NCCL warnings, mismatch reports, ordering by what came first,
+// rules that give way to more direct ones, and stalls read from the lines
+// before a timeout.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -161,6 +163,23 @@ TEST(RuleAbsent, TheWatchdogBacktraceSpeaksOnlyWhenTheTimeoutLineIsMissing) {
       "before timing out.\n" + frame);
   EXPECT_NE(find_rule(whole, "nccl-watchdog-timeout"), nullptr);
   EXPECT_EQ(find_rule(whole, "watchdog-abort-backtrace"), nullptr) << "absent = [\"nccl-watchdog-timeout\"]";
+}
+
+TEST(Stall, DataStillBeingPreparedWhenTheOthersTimedOutIsAStraggler) {
+  auto d = diagnose_log(
+      "Running tokenizer on dataset:   9%|###       | 280000/2969526 [29:55<4:48:08, 155.57 examples/s]"
+      "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+      "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "straggler");
+}
+
+TEST(Stall, AFinishedPreparationIsNoStraggler) {
+  auto d = diagnose_log(
+      "Map: 100%|##########| 1000/1000 [00:01<00:00]\n"
+      "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
+      "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.\n");
+  EXPECT_EQ(find_rule(d, "data-preparation-outlasted-timeout"), nullptr);
 }
 
 }  // namespace
