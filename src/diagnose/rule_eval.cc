@@ -158,17 +158,20 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
 
   // Rules about what a culprit was doing look only at its last lines; when
   // every rank is stuck, at everyone's.
-  std::set<int> tail_ranks = a.culprits.empty() ? a.victims : a.culprits;
-  for (int rank : tail_ranks) {
-    auto tail = rank_tail(db, f.job_id, rank, kTailLines);
-    if (!tail) return tail.take_error();
-    for (const Located& l : *tail) {
+  auto match_tail_rules = [&](const std::vector<Located>& lines) {
+    for (const Located& l : lines) {
       set.match(l.text, matched);
       for (int i : matched)
         if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
             !set.rule_excludes(static_cast<size_t>(i), l.text))
           add_hit(hits[static_cast<size_t>(i)], l);
     }
+  };
+  std::set<int> tail_ranks = a.culprits.empty() ? a.victims : a.culprits;
+  for (int rank : tail_ranks) {
+    auto tail = rank_tail(db, f.job_id, rank, kTailLines);
+    if (!tail) return tail.take_error();
+    match_tail_rules(*tail);
   }
 
   // No culprit's tail told what it was doing: the lines just before the first
@@ -181,13 +184,7 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
       if (!files_seen.insert(t.at.file).second) continue;
       auto before = lines_before(db, f.job_id, t.at, kLinesBeforeTimeout);
       if (!before) return before.take_error();
-      for (const Located& l : *before) {
-        set.match(l.text, matched);
-        for (int i : matched)
-          if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
-              !set.rule_excludes(static_cast<size_t>(i), l.text))
-            add_hit(hits[static_cast<size_t>(i)], l);
-      }
+      match_tail_rules(*before);
     }
   }
 

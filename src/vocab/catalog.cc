@@ -105,22 +105,29 @@ void load_file(const fs::path& file, std::vector<CatalogEntry>& out, std::vector
   }
 }
 
-// The start of a long format, up to kHeadLiteral literal characters and cut
-// before a conversion; empty for formats too short to need one.
-std::string_view head_of(std::string_view format) {
-  if (Catalog::literal_length(format) < 2 * kHeadLiteral) return {};
-  size_t literal = 0;
-  for (size_t i = 0; i < format.size();) {
+// Walks `format` counting its literal (non-space) characters, stopping once
+// `stop_at` are counted; returns the count, and in `end` where it stopped.
+size_t count_literal(std::string_view format, size_t stop_at, size_t* end) {
+  size_t literal = 0, i = 0;
+  while (i < format.size() && literal < stop_at) {
     size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
     if (n == 0) {
-      literal += format[i] == ' ' ? 0 : 1;
-      ++i;
-      if (literal >= kHeadLiteral) return format.substr(0, i);
+      literal += format[i++] == ' ' ? 0 : 1;
     } else {
       i += n;
     }
   }
-  return {};
+  if (end != nullptr) *end = i;
+  return literal;
+}
+
+// The start of a long format, up to kHeadLiteral literal characters and cut
+// before a conversion; empty for formats too short to need one.
+std::string_view head_of(std::string_view format) {
+  if (Catalog::literal_length(format) < 2 * kHeadLiteral) return {};
+  size_t end = 0;
+  count_literal(format, kHeadLiteral, &end);
+  return format.substr(0, end);
 }
 
 }  // namespace
@@ -163,17 +170,7 @@ std::string Catalog::pattern_of(std::string_view format) {
 }
 
 size_t Catalog::literal_length(std::string_view format) {
-  size_t literal = 0;
-  for (size_t i = 0; i < format.size();) {
-    size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
-    if (n == 0) {
-      literal += format[i] == ' ' ? 0 : 1;
-      ++i;
-    } else {
-      i += n;
-    }
-  }
-  return literal;
+  return count_literal(format, std::string_view::npos, nullptr);
 }
 
 Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& rule_dirs) {
