@@ -178,11 +178,17 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
   // timeout in each file that has one tell what the job was doing then.
   bool tail_hit = std::any_of(hits.begin(), hits.end(),
                               [&](const auto& kv) { return rules[kv.first].scope == rules::Scope::kCulpritTail; });
+  // Without a timeout, the first failure of each file (a store timeout while
+  // waiting for rank 0, an exception) plays its part.
   if (!tail_hit) {
+    std::vector<Located> stops;
+    for (const TimeoutRecord& t : f.timeouts) stops.push_back(t.at);
+    if (stops.empty())
+      for (const Failure& fl : f.failures) stops.push_back(fl.at);
     std::set<std::string> files_seen;
-    for (const TimeoutRecord& t : f.timeouts) {
-      if (!files_seen.insert(t.at.file).second) continue;
-      auto before = lines_before(db, f.job_id, t.at, kLinesBeforeTimeout);
+    for (const Located& at : stops) {
+      if (!files_seen.insert(at.file).second) continue;
+      auto before = lines_before(db, f.job_id, at, kLinesBeforeTimeout);
       if (!before) return before.take_error();
       match_tail_rules(*before);
     }

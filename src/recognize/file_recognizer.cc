@@ -228,7 +228,14 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     push(std::move(e), s);
     return true;
   };
-  if (starts(t, "Traceback (most recent call last):")) {
+  // A traceback may start right after a progress bar that had no newline
+  // ("...examples/s]Traceback (most recent call last):"): the bar stays in the
+  // block's text, where it tells what the rank was doing.
+  constexpr std::string_view kTraceback = "Traceback (most recent call last):";
+  bool after_bar = t.ends_with(kTraceback) && t.size() > kTraceback.size() &&
+                   (t.find("it/s]") != std::string_view::npos || t.find("s/it]") != std::string_view::npos ||
+                    t.find("%|") != std::string_view::npos);
+  if (starts(t, kTraceback) || after_bar) {
     if (s.block) close_traceback(s);
     s.block = std::make_unique<Block>();
     s.block->event = make_event(EventKind::kTraceback, line, f);

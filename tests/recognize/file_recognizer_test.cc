@@ -265,6 +265,21 @@ TEST(FileRecognizer, EmitsOneProcessExitPerTorchrunFailureEntry) {
   EXPECT_EQ(r.counts.recognized, 27);
 }
 
+TEST(FileRecognizer, ReadsATracebackThatStartsRightAfterAProgressBar) {
+  Recognized r = recognize({
+      "Running tokenizer on dataset:  47%|####7     | 3169000/6811963 [30:11<38:27, 1578.58 examples/s]Traceback "
+      "(most recent call last):",
+      "  File \"train.py\", line 10, in main",
+      "    dataset = preprocess(dataset)",
+      "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients.",
+  });
+  auto tbs = events_of(r.rows, EventKind::kTraceback);
+  ASSERT_EQ(tbs.size(), 1u);
+  EXPECT_EQ(tbs[0]->line_no, 1);
+  EXPECT_NE(tbs[0]->text.find("Running tokenizer on dataset"), std::string::npos) << "the bar stays in the text";
+  EXPECT_EQ(r.counts.unparsed, 0) << unparsed_texts(r.rows);
+}
+
 TEST(FileRecognizer, KeepsTheHeaderOfATorchrunSummaryCutBeforeItsEntries) {
   Recognized r = recognize({"torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"});
   ASSERT_EQ(r.counts.unparsed, 1);
