@@ -125,8 +125,11 @@ bool peel_cri(std::string_view& rest, Frame& f) {
       return true;
     }
   }
+  // RFC 3339 with a zone ("2025-11-24T03:20:21.001125857Z "): kubectl logs
+  // --timestamps and docker logs -t; no producer prints its own time so.
+  bool zoned = rest.size() > 10 && rest[10] == 'T' && (rest[n - 2] == 'Z' || rest[n - 7] == '+' || rest[n - 7] == '-');
   // A collector's time in front of a producer's own prefix.
-  if (producer_starts(after)) {
+  if (zoned || producer_starts(after)) {
     take(rest, f, n, {}, &ts);
     return true;
   }

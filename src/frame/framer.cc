@@ -90,6 +90,18 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
   }
   std::string_view host;
   int64_t pid = -1, tid = -1;
+  // "gpu-server320 [5] misc/socket.cc:46 NCCL WARN ...": a host without
+  // ":pid:tid", as some collectors rewrite NCCL's prefix.
+  std::string_view host_only;
+  if (!no_host) {
+    size_t h = i;
+    while (h < s.size() && is_host_char(s[h]) && h - i < 256) ++h;
+    if (h > i && h + 2 < s.size() && s[h] == ' ' && s[h + 1] == '[' && is_digit(s[h + 2])) {
+      host_only = s.substr(i, h - i);
+      i = h + 1;
+      no_host = true;
+    }
+  }
   if (!no_host) {
     size_t host_start = i;
     while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
@@ -101,6 +113,7 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
     if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
       return false;
   }
+  if (!host_only.empty()) host = host_only;
   int64_t dev = -1;
   if (i < s.size() && s[i] == '[') {
     size_t j = i + 1;

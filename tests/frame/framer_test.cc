@@ -821,6 +821,11 @@ TEST(Framer, PeelsAnyStackOfCollectorPrefixesBeforeAKnownLine) {
        "crow-19", 155, Producer::kNccl, "Call to ibv_modify_qp"},
       {"[ib-vm-61:343042:0:345015] Caught signal 11 (Segmentation fault: invalid permissions for mapped object)",
        "ib-vm-61", -1, Producer::kUnknown, "Caught signal 11"},
+      {"2025-11-24T03:20:21.001125857Z [2025-11-24 11:20:21] gpu-server320 [5] misc/socket.cc:46 NCCL WARN "
+       "socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer",
+       "gpu-server320", -1, Producer::kNccl, "socketProgressOpt"},
+      {"2025-11-24T03:20:21.001128133Z gpu-server320 [5] NCCL INFO misc/socket.cc:64 -> 6", "gpu-server320", -1,
+       Producer::kNccl, "misc/socket.cc:64 -> 6"},
   };
   for (const CollectorCase& c : cases) {
     Framer framer;
