@@ -64,17 +64,111 @@ const char* producer_name(Producer p) {
   return "plain";
 }
 
+// Who printed an NCCL line: "host:pid:tid [dev] ", or what pastes leave of it.
+struct NcclSource {
+  std::string_view host;
+  int64_t pid = -1, tid = -1, dev = -1;
+  bool complete = false;  ///< the whole "host:pid:tid": anything may stand before the level
+};
+
+// "[3] " at s[i]: NCCL's CUDA device.
+bool read_device(std::string_view s, size_t& i, int64_t& dev) {
+  if (i >= s.size() || s[i] != '[') return true;  // CALL lines carry none
+  size_t j = i + 1;
+  if (!read_int(s, j, dev) || !consume(s, j, "] ")) return false;
+  i = j;
+  return true;
+}
+
+// "host:pid:tid [dev] "; the empty-host forms ":16674:16674 [0]" and
+// "::16674:16674 [0]" seen in real logs; a redacted pid ("host:XXXXXX [5] ")
+// or a redacted host ("<cluster_name>:920:1145 [1] ").
+bool read_full_source(std::string_view s, size_t& i, NcclSource& src) {
+  size_t start = i;
+  auto host_char = [](char c) { return is_host_char(c) || c == '<' || c == '>'; };
+  while (i < s.size() && s[i] != ':' && host_char(s[i]) && i - start < 256) ++i;
+  if (i >= s.size() || s[i] != ':') return false;
+  src.host = s.substr(start, i - start);
+  ++i;
+  if (src.host.empty() && i < s.size() && s[i] == ':') ++i;
+  size_t id = i;
+  if (!read_int(s, i, src.pid) || !consume(s, i, ":") || !read_int(s, i, src.tid) || !consume(s, i, " ")) {
+    // A redaction in place of "pid:tid" ("XXXXXX"), then the device; a lone
+    // number is a malformed prefix, not a redaction.
+    i = id;
+    bool letters = false;
+    while (i < s.size() && (is_alpha(s[i]) || is_digit(s[i]))) letters |= is_alpha(s[i++]);
+    src.pid = src.tid = -1;
+    if (!letters || !consume(s, i, " ") || i >= s.size() || s[i] != '[') return false;
+  }
+  src.complete = true;
+  return read_device(s, i, src.dev);
+}
+
+// What is left when a paste cut "host:pid:tid" away or a collector rewrote
+// it: "gpu-server320 [5] ", "[0] ", or nothing at all before "file:line NCCL
+// WARN" / "NCCL INFO". Only "file:line" may then stand before the level.
+bool read_partial_source(std::string_view s, size_t& i, NcclSource& src) {
+  size_t h = i;
+  while (h < s.size() && is_host_char(s[h]) && h - i < 256) ++h;
+  if (h > i && h + 2 < s.size() && s[h] == ' ' && s[h + 1] == '[' && is_digit(s[h + 2])) {
+    src.host = s.substr(i, h - i);
+    i = h + 1;
+  }
+  return read_device(s, i, src.dev);
+}
+
+// The level after the source: "NCCL INFO", "NCCL CALL", "file:line [(func)]
+// NCCL WARN", "ms func:line NCCL TRACE". Advances `i` past it.
+bool read_level(std::string_view s, size_t& i, bool anything_before_warn, Frame& f, std::string_view& level) {
+  if (consume(s, i, "NCCL INFO")) {
+    level = "INFO";
+    return true;
+  }
+  if (consume(s, i, "NCCL CALL")) {
+    level = "CALL";
+    return true;
+  }
+  if (!anything_before_warn && consume(s, i, "NCCL WARN")) {  // a paste that kept nothing before it
+    level = "WARN";
+    return true;
+  }
+  size_t marker = s.find(" NCCL ", i);
+  if (marker == std::string_view::npos || marker - i > 200) return false;
+  std::string_view lvl = s.substr(marker + 6, 5);
+  std::string_view where = s.substr(i, marker - i);
+  if (lvl.starts_with("WARN")) {
+    if (!anything_before_warn && where.find(' ') != std::string_view::npos) return false;
+    size_t paren = where.find(" (");
+    std::string_view file_line = paren == std::string_view::npos ? where : where.substr(0, paren);
+    // "graph/xml.h: NCCL WARN" (line number lost in a paste) still names the file.
+    if (!split_file_line(file_line, f)) {
+      if (anything_before_warn || !file_line.ends_with(':') || file_line.find('.') == std::string_view::npos)
+        return false;
+      f.src_file = file_line.substr(0, file_line.size() - 1);
+    }
+    level = "WARN";
+    i = marker + 10;
+    return true;
+  }
+  if (lvl == "TRACE") {
+    size_t sp = where.find(' ');
+    if (sp != std::string_view::npos) split_file_line(where.substr(sp + 1), f);
+    level = "TRACE";
+    i = marker + 11;
+    return true;
+  }
+  return false;
+}
+
 // host:pid:tid [dev] NCCL INFO ...   (optionally after "[2025-04-08 08:39:46] ")
 bool peel_nccl(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
   size_t i = 0;
   Timestamp ts;
-  // "[0] misc/socket.cc:71 NCCL WARN ...": users often paste NCCL lines with
-  // the "host:pid:tid " in front cut away (or redacted); the level that must
-  // follow keeps this from taking any "[0] " for NCCL's.
-  bool no_host = s.size() > 3 && s[0] == '[' && is_digit(s[1]) && s.find("] ") < 8 &&
-                 std::all_of(s.begin() + 1, s.begin() + static_cast<long>(s.find("] ")), is_digit);
-  if (!no_host && !s.empty() && s[0] == '[') {
+  bool device_first = s.size() > 3 && s[0] == '[' && is_digit(s[1]) && s.find("] ") < 8 &&
+                      std::all_of(s.begin() + 1, s.begin() + static_cast<long>(s.find("] ")), is_digit);
+  if (!device_first && !s.empty() && s[0] == '[') {
     size_t close = s.find("] ");
     if (close == std::string_view::npos || close > 64) return false;
     if (parse_date_time(s.substr(1, close - 1), ts) == 0) return false;
@@ -88,75 +182,31 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
       return true;
     }
   }
-  std::string_view host;
-  int64_t pid = -1, tid = -1;
-  // "gpu-server320 [5] misc/socket.cc:46 NCCL WARN ...": a host without
-  // ":pid:tid", as some collectors rewrite NCCL's prefix.
-  std::string_view host_only;
-  if (!no_host) {
-    size_t h = i;
-    while (h < s.size() && is_host_char(s[h]) && h - i < 256) ++h;
-    if (h > i && h + 2 < s.size() && s[h] == ' ' && s[h + 1] == '[' && is_digit(s[h + 2])) {
-      host_only = s.substr(i, h - i);
-      i = h + 1;
-      no_host = true;
-    }
-  }
-  if (!no_host) {
-    size_t host_start = i;
-    while (i < s.size() && s[i] != ':' && is_host_char(s[i]) && i - host_start < 256) ++i;
-    if (i >= s.size() || s[i] != ':') return false;
-    host = s.substr(host_start, i - host_start);
-    ++i;
-    // An empty host field: ":16674:16674 [0]", and "::16674:16674 [0]" as seen in real logs.
-    if (host.empty() && i < s.size() && s[i] == ':') ++i;
-    if (!read_int(s, i, pid) || !consume(s, i, ":") || !read_int(s, i, tid) || !consume(s, i, " "))
-      return false;
-  }
-  if (!host_only.empty()) host = host_only;
-  int64_t dev = -1;
-  if (i < s.size() && s[i] == '[') {
-    size_t j = i + 1;
-    if (!read_int(s, j, dev) || !consume(s, j, "] ")) return false;
-    i = j;
-  }
+  NcclSource src;
+  size_t after_ts = i;
   std::string_view level;
-  if (consume(s, i, "NCCL INFO")) {
-    level = "INFO";
-  } else if (consume(s, i, "NCCL CALL")) {
-    level = "CALL";
-  } else {
-    // WARN: "file:line NCCL WARN" or "file:line (func) NCCL WARN";
-    // TRACE: "ms func:line NCCL TRACE".
-    size_t marker = s.find(" NCCL ", i);
-    if (marker == std::string_view::npos || marker - i > 200) return false;
-    std::string_view lvl = s.substr(marker + 6, 5);
-    std::string_view where = s.substr(i, marker - i);
-    if (lvl.starts_with("WARN")) {
-      level = "WARN";
-      // Without "host:pid:tid", only "file:line" may stand before the level.
-      if (no_host && where.find(' ') != std::string_view::npos) return false;
-      size_t paren = where.find(" (");
-      if (!split_file_line(paren == std::string_view::npos ? where : where.substr(0, paren), f))
-        return false;
-      i = marker + 10;
-    } else if (lvl == "TRACE") {
-      level = "TRACE";
-      size_t sp = where.find(' ');
-      if (sp != std::string_view::npos) split_file_line(where.substr(sp + 1), f);
-      i = marker + 11;
-    } else {
-      return false;
-    }
+  // read_level sets the source file; a failed try must leave f as it was.
+  std::string_view file = f.src_file;
+  int file_line = f.src_line;
+  bool ok = !device_first && read_full_source(s, i, src) && read_level(s, i, true, f, level);
+  if (!ok) {
+    i = after_ts;
+    src = NcclSource{};
+    ok = read_partial_source(s, i, src) && read_level(s, i, false, f, level);
+  }
+  if (!ok) {
+    f.src_file = file;
+    f.src_line = file_line;
+    return false;
   }
   if (i < s.size() && s[i] == ' ') ++i;
   f.producer = Producer::kNccl;
   f.nccl_level = level;
   f.severity = level == "WARN" ? 'W' : 'I';
-  if (!host.empty()) f.host = host;
-  f.pid = pid;
-  f.tid = tid;
-  f.device = static_cast<int>(dev);
+  if (!src.host.empty()) f.host = src.host;
+  f.pid = src.pid;
+  f.tid = src.tid;
+  f.device = static_cast<int>(src.dev);
   if (ts.valid()) f.ts = ts;
   rest = s.substr(i);
   return true;

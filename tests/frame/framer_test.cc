@@ -106,6 +106,35 @@ TEST(Framer, PeelsNcclLinesPastedWithoutTheirHostPidTid) {
   EXPECT_NE(f.producer, Producer::kNccl);
 }
 
+TEST(Framer, PeelsWhatPastesLeaveOfNcclsPrefix) {
+  struct Case {
+    const char* line;
+    const char* host;
+    const char* level;
+    const char* body;
+  };
+  const Case cases[] = {
+      {"host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp failed with 110",
+       "host-01.example.com", "WARN", "Call to ibv_modify_qp failed with 110"},
+      {"<cluster_name>:920:1145 [1] NCCL INFO Channel 04/0 : 9[1] -> 10[2] via P2P/IPC/read", "<cluster_name>", "INFO",
+       "Channel 04/0 : 9[1] -> 10[2] via P2P/IPC/read"},
+      {"graph/xml.h:77 NCCL WARN Attribute arch of node cpu not found", "", "WARN",
+       "Attribute arch of node cpu not found"},
+      {"graph/xml.h: NCCL WARN Error : too many XML nodes (max 256)", "", "WARN", "Error : too many XML nodes (max 256)"},
+      {"NCCL INFO graph/topo.cc:380 -> 3", "", "INFO", "graph/topo.cc:380 -> 3"},
+  };
+  for (const Case& c : cases) {
+    Framer framer;
+    Frame f = framer.frame(c.line);
+    EXPECT_EQ(f.producer, Producer::kNccl) << c.line;
+    EXPECT_EQ(f.host, c.host) << c.line;
+    EXPECT_EQ(f.nccl_level, c.level) << c.line;
+    EXPECT_EQ(f.body, c.body) << c.line;
+  }
+  Framer framer;
+  EXPECT_NE(framer.frame("see xml.h and the NCCL WARN lines below").producer, Producer::kNccl);
+}
+
 TEST(Framer, PeelsNcclLineWithEmptyHostField) {
   Framer framer;
   for (std::string_view line : {"::16674:16674 [0] NCCL INFO Using network IB",
