@@ -251,11 +251,12 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     bool symptom_of_collective = !rule.root_cause || !rule.builtin.empty() ||
                                  rule.scope == rules::Scope::kCulpritTail;
     std::set<int> culprits = symptom_of_collective && !a.culprits.empty() ? a.culprits : hits.ranks;
+    if (hits.before_failure) culprits = hits.ranks;  // whoever printed what the job was doing then
     if (rule.category == "collective_timeout" || rule.category == "launcher_sigterm") culprits = a.culprits;
     if (rule.category == "desync" && rule.builtin.empty() && !facts.reported_culprits.empty())
       culprits = facts.reported_culprits;
     culprits.erase(-1);
-    if (culprits.empty() && rule.root_cause) culprits = a.culprits;
+    if (culprits.empty() && rule.root_cause && !hits.before_failure) culprits = a.culprits;
     f.culprit_ranks.assign(culprits.begin(), culprits.end());
     f.culprit_ranks.erase(std::remove(f.culprit_ranks.begin(), f.culprit_ranks.end(), -1), f.culprit_ranks.end());
     for (int r : f.culprit_ranks) {

@@ -14,6 +14,8 @@ using store::Value;
 constexpr const char* kLocatedColumns =
     "f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text";
 
+}  // namespace
+
 Located read_located(const store::Statement& s) {
   Located l;
   l.file = s.column_text(0);
@@ -24,6 +26,8 @@ Located read_located(const store::Statement& s) {
   l.text = s.column_text(5);
   return l;
 }
+
+namespace {
 
 // Runs `sql` (with ?1 = job id) and calls `row` for every row.
 template <typename F>
@@ -265,7 +269,7 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
       "   'dump_signal', 'watchdog_stuck') GROUP BY file_id),"
       " tail_lines AS (SELECT *, row_number() OVER (PARTITION BY file_id ORDER BY line_no DESC) AS back FROM lines l"
       "  WHERE l.line_no < coalesce((SELECT line_no FROM first_error fe WHERE fe.file_id = l.file_id), 1 << 62)"
-      "  AND kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network'))"
+      "  AND kind NOT IN " + std::string(kNcclChatterKinds) + ")"
       // The last lines of each of the rank's files: its stdout and its stderr both tell.
       " SELECT rel_path, line_no, rank, host, ts, text FROM tail_lines WHERE back <= ?3"
       " ORDER BY file_id DESC, line_no DESC";
@@ -273,7 +277,9 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, int64_t{rank}, int64_t{max_lines}}); !s) return s.take_error();
   std::vector<Located> out;
-  while (stmt->step()) out.push_back(read_located(*stmt));
+  std::optional<Error> err;
+  while (stmt->step(&err)) out.push_back(read_located(*stmt));
+  if (err) return *err;
   std::reverse(out.begin(), out.end());
   return out;
 }
@@ -283,7 +289,7 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
       "WITH lines AS ("
       " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
       "  JOIN files f USING (file_id) WHERE e.job_id = ?1 AND f.rel_path = ?2 AND e.line_no <= ?3"
-      "  AND e.kind NOT IN ('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network')"
+      "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
       " UNION ALL"
       " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
       "  JOIN files f USING (file_id) WHERE u.job_id = ?1 AND f.rel_path = ?2 AND u.line_no <= ?3)"
@@ -291,7 +297,9 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}}); !s) return s.take_error();
   std::vector<Located> out;
-  while (stmt->step()) out.push_back(read_located(*stmt));
+  std::optional<Error> err;
+  while (stmt->step(&err)) out.push_back(read_located(*stmt));
+  if (err) return *err;
   std::reverse(out.begin(), out.end());
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <tuple>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,6 +85,20 @@ struct JobFacts {
 };
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id);
+
+/// A row whose first six columns are rel_path, line_no, rank, host, ts_us, text.
+Located read_located(const store::Statement& row);
+
+/// NCCL's setup chatter (channels, communicator lines, settings, transports,
+/// banners): never what a rank was doing, never an error. An SQL list.
+inline constexpr const char* kNcclChatterKinds =
+    "('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network', 'nccl_version')";
+
+/// Earlier first; lines without a time after those with one, then by file and line.
+inline bool earlier(const Located& x, const Located& y) {
+  if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
+  return std::tie(x.ts_us, x.file, x.line) < std::tie(y.ts_us, y.file, y.line);
+}
 
 /// Finds the NCCL_* settings the job's lines set (`NCCL_X=value`) that the
 /// job's NCCL version does not read (settings_check.cc).

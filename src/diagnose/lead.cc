@@ -123,12 +123,20 @@ std::string advice_for(const std::string& category) {
                                "TORCH_DISTRIBUTED_DEBUG=DETAIL for more detail.";
 }
 
+// The line's host, or the host its rank ran on when the line names none.
+std::string host_of(const Located& l, const JobFacts& facts) {
+  if (!l.host.empty() || l.rank < 0) return l.host;
+  auto h = facts.host_of_rank.find(l.rank);
+  return h != facts.host_of_rank.end() ? h->second : std::string();
+}
+
+template <typename T>
+void add_once(std::vector<T>& v, const T& x) {
+  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+}
+
 std::string where(const Located& l, const JobFacts& facts) {
-  std::string host = l.host;
-  if (host.empty() && l.rank >= 0) {
-    auto h = facts.host_of_rank.find(l.rank);
-    if (h != facts.host_of_rank.end()) host = h->second;
-  }
+  std::string host = host_of(l, facts);
   std::string w = l.rank >= 0 ? "rank " + std::to_string(l.rank) : "";
   if (!host.empty()) w += w.empty() ? host : " (" + host + ")";
   return w.empty() ? l.file + ":" + std::to_string(l.line) : w;
@@ -148,7 +156,7 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
       " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
   sql += scope == LineScope::kNccl
              ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
-             : " AND e.kind NOT IN ('nccl_channel', 'nccl_env', 'nccl_network', 'nccl_version', 'nccl_comm')";
+             : " AND e.kind NOT IN " + std::string(kNcclChatterKinds);
   sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
          " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND ";
   sql += kNcclInfoFailure;
@@ -162,17 +170,10 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
   std::vector<ErrorLine> out;
   std::optional<Error> err;
-  while (stmt->step(&err)) {
-    Located l{stmt->column_text(0), stmt->column_int(1),
-              stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
-              stmt->column_int(4), stmt->column_text(5)};
-    if (auto e = classify(l, stmt->column_text(6), catalog)) out.push_back(std::move(*e));
-  }
+  while (stmt->step(&err))
+    if (auto e = classify(read_located(*stmt), stmt->column_text(6), catalog)) out.push_back(std::move(*e));
   if (err) return *err;
-  std::sort(out.begin(), out.end(), [](const ErrorLine& x, const ErrorLine& y) {
-    if ((x.at.ts_us == 0) != (y.at.ts_us == 0)) return x.at.ts_us != 0;
-    return std::tie(x.at.ts_us, x.at.file, x.at.line) < std::tie(y.at.ts_us, y.at.file, y.at.line);
-  });
+  std::sort(out.begin(), out.end(), [](const ErrorLine& x, const ErrorLine& y) { return earlier(x.at, y.at); });
   return out;
 }
 
@@ -190,10 +191,7 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
   f.confidence = lead->named_by.find("catalogue") != std::string::npos ? 0.35 : 0.25;
   f.root_cause = true;
   if (lead->at.rank >= 0) f.culprit_ranks = {lead->at.rank};
-  std::string host = lead->at.host;
-  if (host.empty() && lead->at.rank >= 0 && facts.host_of_rank.count(lead->at.rank))
-    host = facts.host_of_rank.at(lead->at.rank);
-  if (!host.empty()) f.culprit_hosts = {host};
+  if (std::string host = host_of(lead->at, facts); !host.empty()) f.culprit_hosts = {host};
   f.evidence.push_back(lead->at.evidence());
   for (const ErrorLine& e : errors) {
     if (f.evidence.size() > kCascadeLines) break;
@@ -231,15 +229,12 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
                   e.category + " by the " + e.named_by + ").";
       f.advice = advice_for(e.category);
     }
-    if (f.evidence.size() > kCascadeLines) continue;
-    bool seen = std::any_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& x) { return x.text == e.at.text && x.host == e.at.host; });
-    if (seen) continue;
-    f.evidence.push_back(e.at.evidence());
-    if (e.at.rank >= 0 && std::find(f.culprit_ranks.begin(), f.culprit_ranks.end(), e.at.rank) == f.culprit_ranks.end())
-      f.culprit_ranks.push_back(e.at.rank);
-    std::string host = e.at.host.empty() && facts.host_of_rank.count(e.at.rank) ? facts.host_of_rank.at(e.at.rank) : e.at.host;
-    if (!host.empty() && std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), host) == f.culprit_hosts.end())
-      f.culprit_hosts.push_back(host);
+    // Every rank that reported it is a culprit; the evidence shows a few.
+    if (e.at.rank >= 0) add_once(f.culprit_ranks, e.at.rank);
+    if (std::string host = host_of(e.at, facts); !host.empty()) add_once(f.culprit_hosts, host);
+    bool seen = std::any_of(f.evidence.begin(), f.evidence.end(),
+                            [&](const Evidence& x) { return x.text == e.at.text && x.host == e.at.host; });
+    if (f.evidence.size() <= kCascadeLines && !seen) f.evidence.push_back(e.at.evidence());
   }
   std::vector<Finding> out;
   for (auto& [cat, f] : by_category) {
@@ -249,11 +244,16 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
   return out;
 }
 
-Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
-                                               const std::vector<ErrorLine>& errors) {
-  // Once a collective timed out the communicator had formed: not a start-up failure.
-  if (!facts.timeouts.empty()) return std::optional<Finding>();
-  // How far each process got: 1 NCCL loaded, 2 init started, 3 channels, 4 Init COMPLETE.
+namespace {
+
+// How far each process got: 1 NCCL loaded, 2 init started, 3 channels, 4 Init COMPLETE.
+struct InitProgress {
+  std::map<int, std::vector<std::string>> by_stage;  // stage -> "rank 3 (host)"
+  std::map<std::pair<int, std::string>, int> stage_of;  // (rank, host) -> stage
+  bool any_complete = false;
+};
+
+Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& facts) {
   auto stmt = db.prepare(
       "SELECT coalesce(e.rank, -1), coalesce(e.host, ''), coalesce(e.pid, -1),"
       " max(CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN e.kind = 'nccl_channel' THEN 3"
@@ -262,21 +262,26 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
       " AND e.kind IN ('nccl_version', 'nccl_network', 'nccl_comm', 'nccl_channel') GROUP BY 1, 2, 3");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
-  std::map<int, std::vector<std::string>> by_stage;  // stage -> "rank 3 (host)"
-  std::map<std::pair<int, std::string>, int> stage_of;  // (rank, host) -> stage
-  bool any_complete = false;
+  InitProgress p;
   std::optional<Error> err;
   while (stmt->step(&err)) {
     Located l{"", 0, static_cast<int>(stmt->column_int(0)), stmt->column_text(1), 0, ""};
     int stage = static_cast<int>(stmt->column_int(3));
-    any_complete = any_complete || stage == 4;
-    int& known = stage_of[{l.rank, l.host}];
+    p.any_complete = p.any_complete || stage == 4;
+    std::string host = host_of(l, facts);
+    if (l.rank < 0 && host.empty()) continue;  // a process nobody can name (a paste without prefixes)
+    int& known = p.stage_of[{l.rank, host}];
     known = std::max(known, stage);
-    std::string who = l.rank >= 0 ? where(l, facts) : l.host + (stmt->column_int(2) >= 0 ? " pid " + std::to_string(stmt->column_int(2)) : "");
-    auto& v = by_stage[stage];
-    if (std::find(v.begin(), v.end(), who) == v.end()) v.push_back(who);
+    int64_t pid = stmt->column_int(2);
+    add_once(p.by_stage[stage], l.rank >= 0 ? where(l, facts) : host + (pid >= 0 ? " pid " + std::to_string(pid) : ""));
   }
   if (err) return *err;
+  return p;
+}
+
+// An error on the start-up path: its words name it, NCCL prints it only
+// while setting a communicator up, or its category is a start-up one.
+bool on_startup_path(const ErrorLine& e) {
   static const RE2 kInitPath(
       R"(init\.cc|ncclCommInit|[Bb]ootstrap|ncclCommSplit|[Rr]endezvous|TCPStore|DistStoreError|init_process_group|)"
       R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group)");
@@ -286,18 +291,44 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
   static const RE2 kInitSource(
       R"(^src/(?:init\.cc|bootstrap\.cc|graph/|transport\.cc|proxy\.cc|channel\.cc|transport/nvls\.cc|)"
       R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc))");
+  return RE2::PartialMatch(e.at.text, kInitPath) || (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
+         e.category == "duplicate_gpu" || e.category == "init_failure";
+}
+
+// "rank 0 (a), rank 1 (a) printed Init COMPLETE; b pid 7 loaded NCCL"
+std::string progress_words(const InitProgress& p) {
+  static const char* kStage[] = {"", "loaded NCCL", "started communicator init", "connected channels",
+                                 "printed Init COMPLETE"};
+  std::string progress;
+  for (auto it = p.by_stage.rbegin(); it != p.by_stage.rend(); ++it) {
+    std::string who;
+    for (size_t i = 0; i < it->second.size() && i < 6; ++i) who += (i ? ", " : "") + it->second[i];
+    if (it->second.size() > 6) who += " and " + std::to_string(it->second.size() - 6) + " more";
+    progress += (progress.empty() ? "" : "; ") + who + " " + kStage[it->first];
+  }
+  return progress;
+}
+
+}  // namespace
+
+Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
+                                               const std::vector<ErrorLine>& errors) {
+  // Once a collective timed out the communicator had formed: not a start-up failure.
+  if (!facts.timeouts.empty()) return std::optional<Finding>();
+  auto progress = load_init_progress(db, facts);
+  if (!progress) return progress.take_error();
   const ErrorLine* first = nullptr;
   for (const ErrorLine& e : errors) {
-    bool init_words = RE2::PartialMatch(e.at.text, kInitPath) ||
-                      (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
-                      e.category == "duplicate_gpu" || e.category == "init_failure";
-    bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced";
-    // An NCCL error in a job whose NCCL never printed Init COMPLETE anywhere,
-    // or an error on the start-up path itself.
     // A process whose communicator did form failed later, not at start-up.
-    auto st = stage_of.find({e.at.rank, e.at.host});
-    if (st != stage_of.end() && st->second == 4) continue;
-    if (init_words || (nccl_error && !by_stage.empty() && !any_complete)) {
+    // (A process that formed one communicator and failed to set up another
+    // is not told apart: its stage is its furthest.)
+    auto st = progress->stage_of.find({e.at.rank, host_of(e.at, facts)});
+    if (st != progress->stage_of.end() && st->second == 4) continue;
+    // An NCCL error in a job whose NCCL logged its start-up and never printed
+    // Init COMPLETE, or any error on the start-up path itself.
+    bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced";
+    bool never_complete = !progress->by_stage.empty() && !progress->any_complete;
+    if (on_startup_path(e) || (nccl_error && never_complete)) {
       first = &e;
       break;
     }
@@ -313,22 +344,15 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
   f.evidence.push_back(first->at.evidence());
   f.first_ts_us = first->at.ts_us;
   if (first->at.rank >= 0) f.culprit_ranks = {first->at.rank};
-  if (!first->at.host.empty()) f.culprit_hosts = {first->at.host};
-  static const char* kStage[] = {"", "loaded NCCL", "started communicator init", "connected channels",
-                                 "printed Init COMPLETE"};
-  std::string progress;
-  for (auto it = by_stage.rbegin(); it != by_stage.rend(); ++it) {
-    std::string who;
-    for (size_t i = 0; i < it->second.size() && i < 6; ++i) who += (i ? ", " : "") + it->second[i];
-    if (it->second.size() > 6) who += " and " + std::to_string(it->second.size() - 6) + " more";
-    progress += (progress.empty() ? "" : "; ") + who + " " + kStage[it->first];
-  }
+  if (std::string host = host_of(first->at, facts); !host.empty()) f.culprit_hosts = {host};
+  std::string steps = progress_words(*progress);
   f.summary = "A communicator never formed: the first failure on the start-up path is on " + where(first->at, facts) +
               ": " + std::string(util::clip(first->at.text, 160)) + "." +
-              (progress.empty() ? " No NCCL init lines were logged (NCCL_DEBUG=INFO shows them)."
-                                : " How far the processes got: " + progress + ".");
+              (steps.empty() ? " No NCCL init lines were logged (NCCL_DEBUG=INFO shows them)."
+                             : " How far the processes got: " + steps + ".");
   f.advice = advice_for("init_failure") +
-             " The finding above it names the specific cause; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP shows each step of the next attempt.";
+             " The finding above it names the specific cause; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP "
+             "shows each step of the next attempt.";
   return std::optional<Finding>(std::move(f));
 }
 

@@ -58,9 +58,9 @@ struct Lead {
 std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts);
 
 /// One finding per category of the NCCL WARNs the NCCL catalogue calls a
-/// cause (not a report of another failure), for the categories no finding in
-/// `existing` already names: NCCL's own words about what failed are more
-/// specific than the exception PyTorch raised from them.
+/// cause (or `either`, at a lower confidence; never a consequence), for the
+/// categories no finding in `existing` already names: NCCL's own words about
+/// what failed are more specific than the exception PyTorch raised from them.
 std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& errors, const JobFacts& facts,
                                               const std::vector<Finding>& existing);
 

@@ -13,7 +13,7 @@ namespace {
 
 constexpr size_t kMaxHitsKept = 50;
 constexpr int kTailLines = 12;  // per file of the rank
-constexpr int kLinesBeforeTimeout = 30;  // per file with a timeout
+constexpr int kLinesBeforeStop = 30;  // per file with a timeout (or, without any, a failure)
 
 struct Gate {
   std::vector<std::unique_ptr<RE2>> also;
@@ -70,10 +70,9 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
         " JOIN events e USING (event_id) JOIN files f USING (file_id) WHERE m.job_id = ?1 ORDER BY e.line_no");
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();
-    while (stmt->step())
-      add_hit(h, Located{stmt->column_text(0), stmt->column_int(1),
-                         stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
-                         stmt->column_int(4), stmt->column_text(5)});
+    std::optional<Error> err;
+    while (stmt->step(&err)) add_hit(h, read_located(*stmt));
+    if (err) return *err;
     for (int r : f.reported_culprits) h.ranks.insert(r);
     return Ok{};
   }
@@ -158,20 +157,22 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
 
   // Rules about what a culprit was doing look only at its last lines; when
   // every rank is stuck, at everyone's.
-  auto match_tail_rules = [&](const std::vector<Located>& lines) {
+  auto match_tail_rules = [&](const std::vector<Located>& lines, bool before_failure) {
     for (const Located& l : lines) {
       set.match(l.text, matched);
       for (int i : matched)
         if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
-            !set.rule_excludes(static_cast<size_t>(i), l.text))
+            !set.rule_excludes(static_cast<size_t>(i), l.text)) {
           add_hit(hits[static_cast<size_t>(i)], l);
+          hits[static_cast<size_t>(i)].before_failure = before_failure;
+        }
     }
   };
   std::set<int> tail_ranks = a.culprits.empty() ? a.victims : a.culprits;
   for (int rank : tail_ranks) {
     auto tail = rank_tail(db, f.job_id, rank, kTailLines);
     if (!tail) return tail.take_error();
-    match_tail_rules(*tail);
+    match_tail_rules(*tail, false);
   }
 
   // No culprit's tail told what it was doing: the lines just before the first
@@ -181,16 +182,18 @@ Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const J
   // Without a timeout, the first failure of each file (a store timeout while
   // waiting for rank 0, an exception) plays its part.
   if (!tail_hit) {
-    std::vector<Located> stops;
-    for (const TimeoutRecord& t : f.timeouts) stops.push_back(t.at);
-    if (stops.empty())
-      for (const Failure& fl : f.failures) stops.push_back(fl.at);
-    std::set<std::string> files_seen;
-    for (const Located& at : stops) {
-      if (!files_seen.insert(at.file).second) continue;
-      auto before = lines_before(db, f.job_id, at, kLinesBeforeTimeout);
+    std::map<std::string, Located> first_stop;  // file -> its first timeout (or failure)
+    auto keep_first = [&](const Located& at) {
+      auto [it, fresh] = first_stop.try_emplace(at.file, at);
+      if (!fresh && at.line < it->second.line) it->second = at;
+    };
+    for (const TimeoutRecord& t : f.timeouts) keep_first(t.at);
+    if (first_stop.empty())
+      for (const Failure& fl : f.failures) keep_first(fl.at);
+    for (const auto& [file, at] : first_stop) {
+      auto before = lines_before(db, f.job_id, at, kLinesBeforeStop);
       if (!before) return before.take_error();
-      match_tail_rules(*before);
+      match_tail_rules(*before, true);
     }
   }
 

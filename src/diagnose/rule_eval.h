@@ -23,6 +23,9 @@ struct RuleHits {
   int64_t count = 0;
   std::set<int> ranks;
   std::string version;         ///< the version a version gate captured
+  /// Culprit-tail hits found in the lines before a timeout or failure, not in
+  /// a culprit's own tail: the lines' ranks are the culprits, not the alignment's.
+  bool before_failure = false;
 };
 
 /// Hits of every rule that fired, by index into rules.rules().
