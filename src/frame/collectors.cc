@@ -34,6 +34,13 @@ bool producer_starts(std::string_view s) {
   return j > k && j + 1 < s.size() && s[j] == ' ' && s[j + 1] == '[';
 }
 
+// Whether a date-time ends in a zone: "Z", "+00:00" or "+0000".
+bool zone_follows_clock(std::string_view stamp) {
+  if (stamp.ends_with('Z')) return true;
+  size_t sign = stamp.find_last_of("+-");
+  return sign != std::string_view::npos && sign > 16 && stamp.size() - sign >= 5;
+}
+
 // "2024-05-01T10:11:12.123456789Z" or "2024-05-01 10:11:12,123" and the
 // space after it; bytes used or 0.
 size_t iso_time(std::string_view s, Timestamp& ts) {
@@ -92,11 +99,13 @@ bool peel_syslog(std::string_view& rest, Frame& f) {
   if (rest.size() < 20 || rest[3] != ' ' || !is_digit(rest[7]) || rest[6] == ':') return false;
   size_t month = kMonths.find(rest.substr(0, 3));
   if (month == std::string_view::npos || month % 3 != 0) return false;
-  size_t day_at = rest[4] == ' ' ? 5 : 4;
+  size_t day_at = rest[4] == ' ' ? 5 : 4;  // "Nov  3" or "Nov 23"
+  bool two_digits = is_digit(rest[day_at + 1]);
+  if (!is_digit(rest[day_at]) || (!two_digits && rest[day_at + 1] != ' ')) return false;
   Timestamp ts;
   ts.month = static_cast<int>(month / 3) + 1;
-  ts.day = (rest[day_at] - '0') * (rest[day_at + 1] == ' ' ? 1 : 10) + (rest[day_at + 1] == ' ' ? 0 : rest[day_at + 1] - '0');
-  size_t clock_at = rest.find(' ', day_at) + 1;
+  ts.day = two_digits ? (rest[day_at] - '0') * 10 + (rest[day_at + 1] - '0') : rest[day_at] - '0';
+  size_t clock_at = day_at + (two_digits ? 3 : 2);
   size_t n = parse_clock(rest.substr(clock_at), ts);
   if (n == 0 || clock_at + n >= rest.size() || rest[clock_at + n] != ' ') return false;
   size_t host_at = clock_at + n + 1;
@@ -107,9 +116,7 @@ bool peel_syslog(std::string_view& rest, Frame& f) {
   if (colon == std::string_view::npos || colon - proc_at > 64 ||
       rest.substr(proc_at, colon - proc_at).find(' ') != std::string_view::npos)
     return false;
-  std::string_view host = rest.substr(host_at, h);
-  if (f.host.empty()) f.host = host;
-  take(rest, f, colon + 2, {}, &ts);
+  take(rest, f, colon + 2, rest.substr(host_at, h), &ts);
   return true;
 }
 
@@ -127,7 +134,7 @@ bool peel_cri(std::string_view& rest, Frame& f) {
   }
   // RFC 3339 with a zone ("2025-11-24T03:20:21.001125857Z "): kubectl logs
   // --timestamps and docker logs -t; no producer prints its own time so.
-  bool zoned = rest.size() > 10 && rest[10] == 'T' && (rest[n - 2] == 'Z' || rest[n - 7] == '+' || rest[n - 7] == '-');
+  bool zoned = rest[10] == 'T' && zone_follows_clock(rest.substr(0, n - 1));
   // A collector's time in front of a producer's own prefix.
   if (zoned || producer_starts(after)) {
     take(rest, f, n, {}, &ts);
@@ -136,15 +143,20 @@ bool peel_cri(std::string_view& rest, Frame& f) {
   return false;
 }
 
-// "name  | ", "name [stderr] ", "[stdout] ", or a bare host/pod name in front
-// of a producer prefix or a date.
-bool peel_name_tag(std::string_view& rest, Frame& f) {
+// "[stdout] " / "[stderr] ": a collector's stream tag.
+bool peel_stream_tag(std::string_view& rest) {
   for (std::string_view tag : {"[stdout] ", "[stderr] "}) {
     if (rest.starts_with(tag)) {
       rest.remove_prefix(tag.size());
       return true;
     }
   }
+  return false;
+}
+
+// "name  | ", "name [stderr] ", or a bare host/pod name in front of a
+// producer prefix or a date.
+bool peel_name_tag(std::string_view& rest, Frame& f) {
   size_t h = host_token(rest);
   if (h == 0 || h >= rest.size() || rest[h] != ' ') return false;
   std::string_view name = rest.substr(0, h);
@@ -171,14 +183,19 @@ bool peel_name_tag(std::string_view& rest, Frame& f) {
 
 }  // namespace
 
-bool peel_collector(std::string_view& rest, Frame& f) {
+bool peel_collector(std::string_view& rest, Frame& f, bool name_tags) {
   if (rest.empty()) return false;
   char c = rest[0];
   if (c == '[')
-    return peel_kubectl(rest, f) || peel_rank_label(rest, f) || peel_ucx_host(rest, f) || peel_name_tag(rest, f);
+    return peel_kubectl(rest, f) || peel_rank_label(rest, f) || peel_ucx_host(rest, f) || peel_stream_tag(rest);
   if (is_digit(c)) return peel_cri(rest, f);
-  if (is_alpha(c)) return peel_syslog(rest, f) || peel_name_tag(rest, f);
+  if (is_alpha(c)) return peel_syslog(rest, f) || (name_tags && peel_name_tag(rest, f));
   return false;
+}
+
+bool starts_with_name_tag(std::string_view line) {
+  Frame scratch;
+  return !line.empty() && is_alpha(line[0]) && peel_name_tag(line, scratch);
 }
 
 }  // namespace ncclpm::frame

@@ -17,6 +17,13 @@ namespace ncclpm::frame {
 
 /// Peels one collector prefix off `rest`; the host it names goes to f.host
 /// (when none is known yet), its time to f.ts. False when there is none.
-bool peel_collector(std::string_view& rest, Frame& f);
+/// `name_tags`: also a leading name (docker compose's `trainer-1  | `, a host
+/// with its stream, a bare pod name before a producer prefix). Such a name
+/// could be the start of a message too, so the framer peels it only when most
+/// of the file's first lines carry one (Framer::learn_launcher).
+bool peel_collector(std::string_view& rest, Frame& f, bool name_tags);
+
+/// Whether `line` starts with such a name tag.
+bool starts_with_name_tag(std::string_view line);
 
 }  // namespace ncclpm::frame

@@ -162,10 +162,11 @@ bool looks_like_progress_bar(std::string_view s) {
 }  // namespace
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
-  size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0;
+  size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0, name_tags = 0;
   for (std::string_view line : sample) {
     if (util::is_blank(line)) continue;
     ++nonblank;
+    if (starts_with_name_tag(line)) ++name_tags;
     int task = 0;
     size_t len = 0;
     std::string_view host;
@@ -178,6 +179,7 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
   }
   // A launcher prefixes every line it forwards; most of the sample must carry it.
   if (nonblank == 0) return;
+  name_tags_ = name_tags * 10 >= nonblank * 6;
   if (slurm * 10 >= nonblank * 6) {
     launcher_ = LauncherFormat::kSlurmLabel;
   } else if (pdsh * 10 >= nonblank * 6) {
@@ -213,8 +215,8 @@ bool Framer::peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled) {
     }
   }
   if (peel_openmpi(rest, f) || peel_ray(rest, f)) return true;
-  // Collectors wrap launchers, but only before anything a launcher put there.
-  if (peeled == 0 && peel_collector(rest, f)) return true;
+  // Collectors wrap launchers: their prefixes come before Slurm's or pdsh's.
+  if (peeled == 0 && peel_collector(rest, f, name_tags_)) return true;
   bool slurm = launcher_ == LauncherFormat::kSlurmLabel ||
                (launcher_ == LauncherFormat::kPdsh && slurm_after_pdsh_ && (peeled & kPdshDone));
   if (slurm && !(peeled & kSlurmDone)) {

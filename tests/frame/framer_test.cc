@@ -822,59 +822,5 @@ TEST(Framer, NamesEveryProducer) {
   EXPECT_STREQ(producer_name(Producer::kUnknown), "plain");
 }
 
-// --- Log collectors and container runtimes in front of everything ----------
-
-struct CollectorCase {
-  const char* line;
-  const char* host;
-  int rank;
-  Producer producer;
-  const char* body_start;
-};
-
-TEST(Framer, PeelsAnyStackOfCollectorPrefixesBeforeAKnownLine) {
-  const CollectorCase cases[] = {
-      {"dinov2-nodes.cn-d004 [stderr] [rank12]:[E909 09:55:29.123456 ProcessGroupNCCL.cpp:632] [Rank 12] Watchdog caught x",
-       "dinov2-nodes.cn-d004", 12, Producer::kC10, "Watchdog caught"},
-      {"[pod/trainer-worker-1/pytorch] [rank9]:[E909 09:55:29.123456 ProcessGroupNCCL.cpp:632] Watchdog caught x",
-       "trainer-worker-1", 9, Producer::kC10, "Watchdog caught"},
-      {"Nov 23 10:11:12 gpu-node3 python[1234]: [rank3]:[E909 09:55:29.123456 ProcessGroupNCCL.cpp:632] boom",
-       "gpu-node3", 3, Producer::kC10, "boom"},
-      {"trainer-1  | gpu-node4:2222:2230 [1] transport/net_ib.cc:100 NCCL WARN NET/IB : Got async event : port error",
-       "gpu-node4", -1, Producer::kNccl, "NET/IB : Got async event"},
-      {"2024-05-01T10:11:12.123456789Z stdout F [rank5]:[E909 09:55:29.123456 ProcessGroupNCCL.cpp:632] boom", "", 5,
-       Producer::kC10, "boom"},
-      {"trainer-worker-0 2024-05-01 10:11:12 gpu-node6:2222:2230 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
-       "gpu-node6", -1, Producer::kNccl, "Bootstrap"},
-      {"[155] crow-19:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
-       "crow-19", 155, Producer::kNccl, "Call to ibv_modify_qp"},
-      {"[ib-vm-61:343042:0:345015] Caught signal 11 (Segmentation fault: invalid permissions for mapped object)",
-       "ib-vm-61", -1, Producer::kUnknown, "Caught signal 11"},
-      {"2025-11-24T03:20:21.001125857Z [2025-11-24 11:20:21] gpu-server320 [5] misc/socket.cc:46 NCCL WARN "
-       "socketProgressOpt: Call to send to 10.44.137.149<52905> failed : Connection reset by peer",
-       "gpu-server320", -1, Producer::kNccl, "socketProgressOpt"},
-      {"2025-11-24T03:20:21.001128133Z gpu-server320 [5] NCCL INFO misc/socket.cc:64 -> 6", "gpu-server320", -1,
-       Producer::kNccl, "misc/socket.cc:64 -> 6"},
-  };
-  for (const CollectorCase& c : cases) {
-    Framer framer;
-    Frame f = framer.frame(c.line);
-    EXPECT_EQ(f.host, c.host) << c.line;
-    EXPECT_EQ(f.rank, c.rank) << c.line;
-    EXPECT_EQ(f.producer, c.producer) << c.line;
-    EXPECT_TRUE(std::string_view(f.body).starts_with(c.body_start)) << c.line << " -> " << f.body;
-  }
-}
-
-TEST(Framer, LeavesMessagesThatOnlyLookLikeCollectorTags) {
-  for (const char* line : {"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error",
-                           "step-3 loss 1.25 lr 0.0001", "2024-05-01 10:11:12,345 - INFO - Saving checkpoint"}) {
-    Framer framer;
-    Frame f = framer.frame(line);
-    EXPECT_TRUE(f.host.empty()) << line;
-    EXPECT_NE(std::string_view(f.body).find(line[0] == '2' ? "Saving" : line), std::string_view::npos) << line;
-  }
-}
-
 }  // namespace
 }  // namespace ncclpm::frame

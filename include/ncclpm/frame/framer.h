@@ -80,6 +80,7 @@ class Framer {
 
   LauncherFormat launcher_ = LauncherFormat::kNone;
   bool slurm_after_pdsh_ = false;  // "node07: 3: ...": srun labels inside pdsh output
+  bool name_tags_ = false;         // most lines start with a collector's name tag ("trainer-1  | ")
   std::string scratch_;
 };
 
