@@ -63,7 +63,8 @@ Status load_reported_culprits(store::Connection& db, int64_t job_id, JobFacts& f
     if (!op.empty()) ++votes[op];
   // Every report names one op: the ranks agreed on the collective and
   // disagreed on its shape, i.e. on the data they were given.
-  // (One rank's side alone says nothing of the other's op.)
+  // (One rank's side alone says nothing of the other's op; reports from two
+  // ranks, even one-sided ones of the 1.x era, name two sides.)
   size_t sides = std::count_if(op_of.begin(), op_of.end(), [](const auto& kv) { return !kv.second.empty(); });
   f.mismatch_same_op = votes.size() == 1 && sides >= 2;
   if (votes.size() > 1) {

@@ -138,9 +138,9 @@ bool read_level(std::string_view s, size_t& i, bool anything_before_warn, Frame&
   std::string_view lvl = s.substr(marker + 6, 5);
   std::string_view where = s.substr(i, marker - i);
   if (lvl.starts_with("WARN")) {
-    if (!anything_before_warn && where.find(' ') != std::string_view::npos) return false;
-    size_t paren = where.find(" (");
+    size_t paren = where.find(" (");  // 2.30's "file:line (func) NCCL WARN"
     std::string_view file_line = paren == std::string_view::npos ? where : where.substr(0, paren);
+    if (!anything_before_warn && file_line.find(' ') != std::string_view::npos) return false;
     // "graph/xml.h: NCCL WARN" (line number lost in a paste) still names the file.
     if (!split_file_line(file_line, f)) {
       if (anything_before_warn || !file_line.ends_with(':') || file_line.find('.') == std::string_view::npos)

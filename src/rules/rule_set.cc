@@ -71,6 +71,13 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
     }
   }
 
+  // 'absent' names rules: a typo would silently never suppress anything.
+  for (const Rule& r : set.rules_)
+    for (const std::string& id : r.absent_fired)
+      if (seen.count(id) == 0)
+        problems.push_back(Error::at_line(r.file, r.line, "rule " + util::quoted(r.id) + ": absent names no rule: " +
+                                                              util::quoted(id)));
+
   // Compile each pattern alone first so that an error names its rule.
   Compiled& c = *set.compiled_;
   c.per_rule.resize(set.rules_.size());

@@ -17,13 +17,16 @@ namespace ncclpm::vocab {
 namespace {
 
 // Formats with less literal text than this must match at the start of a
-// line's message: "%s: %s" found anywhere would claim half the log.
+// line's message: "%s: %s" found anywhere would claim half the log. (A format
+// that starts with a conversion gains little from the anchor: its %s matches
+// any start.)
 constexpr size_t kMinUnanchoredLiteral = 12;
 // Below this a format says nothing recognizable and is not matched at all.
 constexpr size_t kMinLiteral = 4;
 // A format with at least twice this much literal text is also matched by its
 // head (the start up to this much literal text) when a line was cut short.
 constexpr size_t kHeadLiteral = 32;
+constexpr size_t kMaxMatchedBytes = 4096;
 
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "notice"};
 const std::set<std::string> kRoles = {"cause", "consequence", "either"};
@@ -76,9 +79,12 @@ std::string unescape_first_line(std::string_view s) {
 
 void load_file(const fs::path& file, std::vector<CatalogEntry>& out, std::vector<Error>& problems) {
   std::ifstream in(file);
+  if (!in) {
+    problems.push_back(Error::at(file.string(), "cannot read the catalogue"));
+    return;
+  }
   std::string line;
   int n = 0;
-  std::string catalog = file.stem().string();
   while (std::getline(in, line)) {
     ++n;
     if (n == 1) {
@@ -94,15 +100,18 @@ void load_file(const fs::path& file, std::vector<CatalogEntry>& out, std::vector
       continue;
     }
     CatalogEntry e{unescape_first_line(cols[0]), std::string(cols[1]), std::string(cols[2]), std::string(cols[3]),
-                   std::string(cols[4]), std::string(cols[5]), catalog, n};
+                   std::string(cols[4]), std::string(cols[5]), file.string(), n};
     if (!is_category(e.category))
       problems.push_back(Error::at_line(file.string(), n, "unknown category " + util::quoted(e.category)));
     if (!kSeverities.count(e.severity))
-      problems.push_back(Error::at_line(file.string(), n, "severity must be critical, error, warning or notice"));
+      problems.push_back(Error::at_line(file.string(), n, "severity " + util::quoted(e.severity) +
+                                                              " is not critical, error, warning or notice"));
     if (!kRoles.count(e.role))
-      problems.push_back(Error::at_line(file.string(), n, "role must be cause, consequence or either"));
+      problems.push_back(
+          Error::at_line(file.string(), n, "role " + util::quoted(e.role) + " is not cause, consequence or either"));
     out.push_back(std::move(e));
   }
+  if (n == 0) problems.push_back(Error::at(file.string(), "empty catalogue: the header line is missing"));
 }
 
 // Walks `format` counting its literal (non-space) characters, stopping once
@@ -128,6 +137,34 @@ std::string_view head_of(std::string_view format) {
   size_t end = 0;
   count_literal(format, kHeadLiteral, &end);
   return format.substr(0, end);
+}
+
+// Whether `line` could be `format` printed and then cut short: each literal
+// piece follows in order, values stand where conversions are, and the line
+// may end anywhere. (A head match alone would take "Stack trace of the
+// failed collective not found, so ..." for another message sharing its start.)
+bool cut_from(std::string_view format, std::string_view line) {
+  size_t at = 0;  // in line
+  for (size_t i = 0; i < format.size();) {
+    if (at >= line.size()) return true;
+    size_t n = format[i] == '%' ? conversion_length(format.substr(i)) : 0;
+    if (n == 0) {
+      if (line[at] != format[i]) return false;
+      ++at;
+      ++i;
+      continue;
+    }
+    // A value: up to where the next literal piece starts (or the line ends).
+    i += n;
+    size_t next = i;
+    while (next < format.size() && format[next] != '%') ++next;
+    std::string_view piece = format.substr(i, next - i);
+    if (piece.empty()) continue;
+    size_t found = line.find(piece, at);
+    if (found == std::string_view::npos) return true;  // cut inside the value, or inside the piece after it
+    at = found;
+  }
+  return at >= line.size();
 }
 
 }  // namespace
@@ -197,13 +234,13 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
       if (p.empty()) continue;
       std::string why;
       if (ps.set->Add(p, &why) < 0) {
-        problems.push_back(Error::at_line(c.entries_[i].catalog + ".tsv", c.entries_[i].line,
-                                          "format does not compile: " + why));
+        problems.push_back(Error::at_line(c.entries_[i].catalog, c.entries_[i].line, "format does not compile: " + why));
         continue;
       }
       ps.entry_of.push_back(i);
     }
-    if (!ps.set->Compile()) problems.push_back(Error::at("rules/catalog", "catalogue patterns exceed the matcher's memory"));
+    if (!ps.set->Compile())
+      problems.push_back(Error::plain("the catalogue patterns do not fit in the matcher's memory together"));
   };
   build(c.compiled_->whole, [](const CatalogEntry& e) {
     size_t literal = literal_length(e.format);
@@ -215,30 +252,41 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
     return head.empty() ? std::string() : "^" + pattern_of(head) ;
   });
   if (!problems.empty()) return problems;
+  // While loading, `catalog` held the file's path so that errors name it.
+  for (CatalogEntry& e : c.entries_) e.catalog = fs::path(e.catalog).stem().string();
   return c;
 }
 
 const CatalogEntry* Catalog::best_match(const PatternSet& ps, std::string_view text) const {
+  // Messages are short; a 4 MiB line would only cost the set's DFA its memory
+  // (and a failed match would read as "no match").
+  text = text.substr(0, kMaxMatchedBytes);
   std::vector<int> hits;
   if (ps.entry_of.empty() || !ps.set->Match(re2::StringPiece(text.data(), text.size()), &hits)) return nullptr;
-  const CatalogEntry* best = nullptr;
-  size_t best_literal = 0;
+  size_t best = 0, best_literal = 0;
+  bool found = false;
   for (int h : hits) {
-    const CatalogEntry& e = entries_[ps.entry_of[static_cast<size_t>(h)]];
-    size_t literal = literal_length(e.format);
-    if (best == nullptr || literal > best_literal || (literal == best_literal && e.line < best->line)) {
-      best = &e;
+    size_t index = ps.entry_of[static_cast<size_t>(h)];
+    size_t literal = literal_length(entries_[index].format);
+    // The most literal text wins; among equals, the first loaded (catalogues
+    // in name order, rows in file order).
+    if (!found || literal > best_literal || (literal == best_literal && index < best)) {
+      best = index;
       best_literal = literal;
+      found = true;
     }
   }
-  return best;
+  return found ? &entries_[best] : nullptr;
 }
 
 const CatalogEntry* Catalog::classify(std::string_view text) const {
   if (!compiled_) return nullptr;
   if (const CatalogEntry* e = best_match(compiled_->whole, text)) return e;
-  // A long message cut short still starts as its format does.
-  return text.size() >= kHeadLiteral ? best_match(compiled_->heads, text) : nullptr;
+  // A long message cut short still starts as its format does, and goes on as
+  // it would until the cut.
+  if (text.size() < kHeadLiteral) return nullptr;
+  const CatalogEntry* e = best_match(compiled_->heads, text);
+  return e != nullptr && cut_from(e->format, util::trim(text)) ? e : nullptr;
 }
 
 }  // namespace ncclpm::vocab

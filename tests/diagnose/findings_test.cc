@@ -17,19 +17,31 @@
 namespace ncclpm {
 namespace {
 
+// Ingests `log` as a job's only file and diagnoses it; a step that fails is a
+// test failure and an empty diagnosis, never a crash.
 diagnose::Diagnosis diagnose_log(const std::string& log) {
   testing::TempDir t;
   testing::write_file(t / "logs/job.log", log);
   ingest::Options o;
   o.paths = {t / "logs"};
   o.db_path = t / "j.db";
-  EXPECT_TRUE(ingest::run(o));
+  auto ingested = ingest::run(o);
   auto db = store::open_for_update(o.db_path);
   auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
-  EXPECT_TRUE(db && rules);
+  if (!ingested || !db || !rules) {
+    ADD_FAILURE() << "ingest, database or rules failed";
+    return {};
+  }
   auto job = diagnose::resolve_job(*db, "", nullptr);
+  if (!job) {
+    ADD_FAILURE() << job.error().to_string();
+    return {};
+  }
   auto d = diagnose::run(*db, *job, *rules);
-  EXPECT_TRUE(d);
+  if (!d) {
+    ADD_FAILURE() << d.error().to_string();
+    return {};
+  }
   return *d;
 }
 

@@ -33,6 +33,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (write && (!only.empty() || rules_dir != rules::RuleSet::default_dir().string())) {
+    std::cerr << "field_score: --write-scoreboard records the shipped rules on every incident: not with --only or --rules\n";
+    return 2;
+  }
   std::vector<std::string> problems;
   auto incidents = testing::load_field_corpus(testing::source_path("fixtures/field"), problems);
   for (const std::string& p : problems) std::cerr << "field_score: error: " << p << "\n";
@@ -41,7 +45,10 @@ int main(int argc, char** argv) {
   for (const auto& incident : incidents) {
     outcomes.push_back(testing::diagnose_incident(incident, rules_dir));
     const auto& o = outcomes.back();
-    if (!o.ran) std::cerr << "field_score: error: " << incident.slug << ": " << o.error << "\n";
+    if (!o.ran) {
+      std::cerr << "field_score: error: " << incident.slug << ": " << o.error << "\n";
+      problems.push_back(incident.slug + ": " + o.error);
+    }
     if (verbose && (!o.top1 || o.expected_found < o.expected_total)) {
       std::cout << (o.top1 ? "partial " : "miss ") << incident.slug << " [" << incident.split << "]: root "
                 << incident.root << ", top " << (o.top_category.empty() ? "none" : o.top_category) << ", not found:";
@@ -50,8 +57,8 @@ int main(int argc, char** argv) {
       std::cout << "\n";
     }
   }
-  if (write) testing::write_file(testing::source_path("fixtures/field/scoreboard.tsv"),
-                                 testing::scoreboard(incidents, outcomes));
+  if (write && problems.empty())
+    testing::write_file(testing::source_path("fixtures/field/scoreboard.tsv"), testing::scoreboard(incidents, outcomes));
   if (verbose) std::cout << testing::scoreboard(incidents, outcomes) << "\n";
   std::cout << testing::score_table(incidents, outcomes);
   return problems.empty() ? 0 : 1;

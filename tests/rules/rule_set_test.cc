@@ -98,7 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadRule{"bad-confidence.toml", "bad-confidence.toml:5: rule 'overconfident': confidence must be between 0 and 1"},
         BadRule{"no-advice.toml", "no-advice.toml:1: rule 'silent' has no 'advice'"},
         BadRule{"unknown-builtin.toml",
-                "unknown-builtin.toml:5: rule 'magic': builtin 'read-minds' is not a cross-rank analysis"}),
+                "unknown-builtin.toml:5: rule 'magic': builtin 'read-minds' is not a cross-rank analysis"},
+        BadRule{"absent-names-no-rule.toml",
+                "absent-names-no-rule.toml:1: rule 'echo-of-a-timeout': absent names no rule: 'nccl-watchdog-timout'"}),
     [](const ::testing::TestParamInfo<BadRule>& info) {
       std::string name = info.param.file;
       name = name.substr(0, name.find('.'));

@@ -10,6 +10,8 @@
 #include "ncclpm/diagnose/diagnose.h"
 #include "ncclpm/ingest/ingest.h"
 #include "ncclpm/store/schema.h"
+#include "ncclpm/util/text.h"
+#include "ncclpm/vocab/categories.h"
 #include "support/test_support.h"
 
 namespace fs = std::filesystem;
@@ -74,6 +76,8 @@ std::vector<FieldIncident> load_field_corpus(const fs::path& root, std::vector<s
       problems.push_back(meta.string() + ": no root category");
       continue;
     }
+    for (const std::string& c : i.expected)
+      if (!vocab::is_category(c)) problems.push_back(meta.string() + ": " + util::quoted(c) + " is not a category");
     out.push_back(std::move(i));
   }
   return out;
@@ -96,9 +100,13 @@ FieldOutcome diagnose_incident(const FieldIncident& incident, const fs::path& ru
     return o;
   }
   auto db = store::open_for_update(opts.db_path);
+  if (!db) {
+    o.error = db.error().to_string();
+    return o;
+  }
   auto rules = rules::RuleSet::load({rules_dir});
-  if (!db || !rules) {
-    o.error = !db ? db.error().to_string() : "rules do not load";
+  if (!rules) {
+    o.error = "the rules do not load: " + rules.error().front().to_string();
     return o;
   }
   auto job_id = diagnose::resolve_job(*db, incident.slug, nullptr);

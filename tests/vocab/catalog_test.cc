@@ -1,4 +1,4 @@
-// tests/rules/catalog_test.cc
+// tests/vocab/catalog_test.cc
 //
 // The message catalogues (rules/catalog/*.tsv): formats become patterns, the
 // loader names the file and line of a bad row, and every catalogued message,
@@ -19,6 +19,8 @@ namespace ncclpm {
 namespace {
 
 using vocab::Catalog;
+
+constexpr size_t kLeastLiteralText = 4;  // the catalogue's own floor (catalog.cc kMinLiteral)
 
 TEST(Catalog, FormatsBecomePatterns) {
   EXPECT_EQ(Catalog::pattern_of("Call to %s failed : %d"), "Call\\ to\\ .*?\\ failed\\ \\:\\ -?\\d+");
@@ -62,7 +64,9 @@ TEST(Catalog, ALongMessageCutShortIsStillKnownByItsStart) {
       "enable it by setting TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero valu");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->severity, "notice");
-  EXPECT_EQ(c->classify("Call to connect fai"), nullptr) << "short formats need the whole message";
+  EXPECT_EQ(c->classify("Call to connect failed"), nullptr) << "a format short enough to print whole needs all of it";
+  EXPECT_EQ(c->classify("Stack trace of the failed collective not found, so this is some other message"), nullptr)
+      << "a cut line must match the format's head, not just its first words";
 }
 
 TEST(Catalog, BadRowsAreReportedWithFileAndLine) {
@@ -80,7 +84,7 @@ TEST(Catalog, BadRowsAreReportedWithFileAndLine) {
   ASSERT_EQ(got.size(), 3u);
   EXPECT_NE(got[0].find("bad.tsv:3: expected 6 tab-separated columns, found 2"), std::string::npos) << got[0];
   EXPECT_NE(got[1].find("bad.tsv:4: unknown category 'no_such_category'"), std::string::npos) << got[1];
-  EXPECT_NE(got[2].find("bad.tsv:5: severity must be"), std::string::npos) << got[2];
+  EXPECT_NE(got[2].find("bad.tsv:5: severity 'loud' is not critical"), std::string::npos) << got[2];
 }
 
 // A plausible value for each conversion, as a producer would fill it.
@@ -132,7 +136,8 @@ TEST(Catalog, EveryCataloguedMessageIsRecognizedAndClassified) {
   // One file per message: each is read as the first line of a log, with no
   // neighbour it could be joined to as a detail line.
   for (const vocab::CatalogEntry& e : catalog.entries()) {
-    if (Catalog::literal_length(e.format) < 4) continue;  // "%s": nothing to recognize it by
+    // "%s" and the like: nothing to recognize them by; the catalogue never matches them.
+    if (Catalog::literal_length(e.format) < kLeastLiteralText) continue;
     testing::write_file(t / ("logs/m" + std::to_string(rendered.size()) + ".log"), as_logged(e) + "\n");
     rendered.push_back(&e);
   }

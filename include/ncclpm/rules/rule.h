@@ -13,8 +13,8 @@
 //   kinds = ["traceback"]               # optional: only events of these kinds ("unparsed": plain lines)
 //   scope = "culprit_tail"              # optional: only the last lines of a culprit rank
 //   requires = ["collective_timeout"]   # optional: categories or rule ids that must fire too
-//   absent = ["nccl-watchdog-timeout"]  # optional: rule ids whose firing makes this one redundant
 //                                       #   ("a|b": either)
+//   absent = ["nccl-watchdog-timeout"]  # optional: rule ids whose firing makes this one redundant
 //   also = ['packing=False']            # optional: each must match somewhere in the job
 //   unless = ['DistBackendError']       # optional: a line matching any of these is no hit
 //   version = { pattern = 'trl==(\d+\.\d+\.\d+)', min = "0.15.0" }   # optional
