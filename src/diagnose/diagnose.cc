@@ -283,39 +283,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   }
   // No signature explained the job: its earliest error line still leads
   // somewhere. Errors before any communicator formed: say it never started.
-  auto nccl_errors = error_lines(db, facts, rules.catalog(), LineScope::kNccl);
-  if (!nccl_errors) return nccl_errors.take_error();
-  for (Finding& f : catalogued_nccl_warnings(*nccl_errors, facts, d.findings)) d.findings.push_back(std::move(f));
-  bool specific_cause = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; });
-  bool has_init = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.category == "init_failure"; });
-  // Every line is read only when a lead or the start-up stage may be needed:
-  // on a big job with a cause and a timeout that pass would be most of diagnose.
-  bool need_all = !specific_cause || (!has_init && facts.timeouts.empty());
-  Result<std::vector<ErrorLine>> errors = std::vector<ErrorLine>();
-  if (need_all) errors = error_lines(db, facts, rules.catalog(), LineScope::kAll);
-  if (!errors) return errors.take_error();
-  if (!specific_cause) {
-    auto lead = earliest_error_lead(*errors, facts);
-    // A catalogued cause says more than the symptom; a line named only by its
-    // words or by a report of another failure says less than a hang PyTorch
-    // itself reported: then that hang is the diagnosis.
-    Finding* hang = nullptr;
-    for (Finding& f : d.findings)
-      if ((f.category == "collective_timeout" || f.category == "watchdog_stuck") &&
-          (hang == nullptr || f.confidence > hang->confidence))
-        hang = &f;
-    if (hang != nullptr && !(lead && lead->catalogued_cause)) {
-      hang->root_cause = true;
-      hang->summary += " Nothing in the logs explains it further.";
-    } else if (lead) {
-      d.findings.push_back(std::move(lead->finding));
-    }
-  }
-  if (!has_init && need_all) {
-    auto startup = startup_failure(db, facts, *errors);
-    if (!startup) return startup.take_error();
-    if (*startup) d.findings.push_back(std::move(**startup));
-  }
+  if (Status s = add_catalogue_findings(db, facts, rules.catalog(), d.findings); !s) return s.take_error();
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
   // The timeline: what each root cause shows first, each rank's own failure,

@@ -356,4 +356,42 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
   return std::optional<Finding>(std::move(f));
 }
 
+Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
+                              std::vector<Finding>& findings) {
+  auto nccl_errors = error_lines(db, facts, catalog, LineScope::kNccl);
+  if (!nccl_errors) return nccl_errors.take_error();
+  for (Finding& f : catalogued_nccl_warnings(*nccl_errors, facts, findings)) findings.push_back(std::move(f));
+  bool specific_cause = std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.root_cause; });
+  bool has_init =
+      std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.category == "init_failure"; });
+  // Every line is read only when a lead or the start-up stage may be needed:
+  // on a big job with a cause and a timeout that pass would be most of diagnose.
+  if (specific_cause && (has_init || !facts.timeouts.empty())) return Ok{};
+  auto errors = error_lines(db, facts, catalog, LineScope::kAll);
+  if (!errors) return errors.take_error();
+  if (!specific_cause) {
+    auto lead = earliest_error_lead(*errors, facts);
+    // A catalogued cause says more than the symptom; a line named only by its
+    // words or by a report of another failure says less than a hang PyTorch
+    // itself reported: then that hang is the diagnosis.
+    Finding* hang = nullptr;
+    for (Finding& f : findings)
+      if ((f.category == "collective_timeout" || f.category == "watchdog_stuck") &&
+          (hang == nullptr || f.confidence > hang->confidence))
+        hang = &f;
+    if (hang != nullptr && !(lead && lead->catalogued_cause)) {
+      hang->root_cause = true;
+      hang->summary += " Nothing in the logs explains it further.";
+    } else if (lead) {
+      findings.push_back(std::move(lead->finding));
+    }
+  }
+  if (!has_init) {
+    auto startup = startup_failure(db, facts, *errors);
+    if (!startup) return startup.take_error();
+    if (*startup) findings.push_back(std::move(**startup));
+  }
+  return Ok{};
+}
+
 }  // namespace ncclpm::diagnose

@@ -69,4 +69,10 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
 Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
                                                const std::vector<ErrorLine>& errors);
 
+/// What the catalogues add to the rules' findings: catalogued NCCL warnings;
+/// when no cause was found, the lead (or, when PyTorch reported a hang and no
+/// catalogue names a cause, that hang as the cause); the start-up stage.
+Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
+                              std::vector<Finding>& findings);
+
 }  // namespace ncclpm::diagnose
