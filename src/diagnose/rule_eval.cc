@@ -103,157 +103,207 @@ std::string matching_line(const rules::RuleSet& set, size_t rule, std::string_vi
 
 }  // namespace
 
-Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const JobFacts& f,
-                                                  const Alignment& a, const rules::RuleSet& set) {
-  const auto& rules = set.rules();
-  std::map<size_t, RuleHits> hits;
-  std::vector<Gate> gates(rules.size());
-  for (size_t i = 0; i < rules.size(); ++i) {
-    for (const std::string& p : rules[i].also) gates[i].also.push_back(std::make_unique<RE2>(p));
-    gates[i].also_seen.assign(rules[i].also.size(), false);
-    if (rules[i].version) gates[i].version = std::make_unique<RE2>(rules[i].version->pattern);
+namespace {
+
+// One evaluation of the rule base on one job, in the order the passes run:
+// every stored line, the culprits' tails (or the lines before the first
+// failure), the builtins, then the conditions that drop hits.
+class Evaluation {
+ public:
+  Evaluation(store::Connection& db, const JobFacts& f, const Alignment& a, const rules::RuleSet& set)
+      : db_(db), f_(f), a_(a), set_(set), rules_(set.rules()), gates_(rules_.size()) {
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      for (const std::string& p : rules_[i].also) gates_[i].also.push_back(std::make_unique<RE2>(p));
+      gates_[i].also_seen.assign(rules_[i].also.size(), false);
+      if (rules_[i].version) gates_[i].version = std::make_unique<RE2>(rules_[i].version->pattern);
+    }
+    any_gates_ = std::any_of(rules_.begin(), rules_.end(),
+                             [](const rules::Rule& r) { return !r.also.empty() || r.version; });
   }
-  auto check_gates = [&](std::string_view text) {
+
+  Result<std::map<size_t, RuleHits>> run() {
+    if (Status s = scan_lines(); !s) return s.take_error();
+    if (Status s = scan_tails(); !s) return s.take_error();
+    if (Status s = add_builtins(); !s) return s.take_error();
+    apply_gates();
+    apply_requires();
+    apply_absent();
+    order_hits();
+    return std::move(hits_);
+  }
+
+ private:
+  // 'also' and version patterns: each must be seen somewhere in the job.
+  void check_gates(std::string_view text) {
     re2::StringPiece in(text.data(), text.size());
-    for (size_t i = 0; i < rules.size(); ++i) {
-      Gate& g = gates[i];
+    for (Gate& g : gates_) {
       for (size_t k = 0; k < g.also.size(); ++k)
         if (!g.also_seen[k] && RE2::PartialMatch(in, *g.also[k])) g.also_seen[k] = true;
       std::string v;
       if (g.version && g.version_seen.empty() && RE2::PartialMatch(in, *g.version, &v)) g.version_seen = v;
     }
-  };
-  bool any_gates = std::any_of(rules.begin(), rules.end(),
-                               [](const rules::Rule& r) { return !r.also.empty() || r.version; });
+  }
 
-  auto stmt = db.prepare(
-      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
-      " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
-      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
-      " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();
-  std::vector<int> matched;
-  std::optional<Error> err;
-  while (stmt->step(&err)) {
-    const char* raw = reinterpret_cast<const char*>(sqlite3_column_text(stmt->raw(), 5));
-    std::string_view text = raw != nullptr ? std::string_view(raw, static_cast<size_t>(sqlite3_column_bytes(stmt->raw(), 5))) : std::string_view();
-    if (any_gates) check_gates(text);
-    set.match(text, matched);
-    if (matched.empty()) continue;
-    std::string kind = stmt->column_text(6);
-    Located l{stmt->column_text(0), stmt->column_int(1),
-              stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
-              stmt->column_int(4), std::string(text.substr(0, text.find('\n')))};
-    for (int i : matched) {
-      const rules::Rule& r = rules[static_cast<size_t>(i)];
-      if (r.scope == rules::Scope::kCulpritTail || !kind_allowed(r, kind)) continue;
-      if (set.rule_excludes(static_cast<size_t>(i), text)) continue;
-      l.text = matching_line(set, static_cast<size_t>(i), text);
-      add_hit(hits[static_cast<size_t>(i)], l);
+  // Every stored line (events and unparsed lines) once through the combined matcher.
+  Status scan_lines() {
+    auto stmt = db_.prepare(
+        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
+        " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
+        " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
+        " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
+    if (!stmt) return stmt.take_error();
+    if (Status s = stmt->bind_all({f_.job_id}); !s) return s;
+    std::optional<Error> err;
+    while (stmt->step(&err)) {
+      const char* raw = reinterpret_cast<const char*>(sqlite3_column_text(stmt->raw(), 5));
+      std::string_view text =
+          raw != nullptr ? std::string_view(raw, static_cast<size_t>(sqlite3_column_bytes(stmt->raw(), 5)))
+                         : std::string_view();
+      if (any_gates_) check_gates(text);
+      set_.match(text, matched_);
+      if (matched_.empty()) continue;
+      std::string kind = stmt->column_text(6);
+      Located l{stmt->column_text(0), stmt->column_int(1),
+                stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
+                stmt->column_int(4), std::string(text.substr(0, text.find('\n')))};
+      for (int i : matched_) {
+        const rules::Rule& r = rules_[static_cast<size_t>(i)];
+        if (r.scope == rules::Scope::kCulpritTail || !kind_allowed(r, kind)) continue;
+        if (set_.rule_excludes(static_cast<size_t>(i), text)) continue;
+        l.text = matching_line(set_, static_cast<size_t>(i), text);
+        add_hit(hits_[static_cast<size_t>(i)], l);
+      }
+    }
+    if (err) return *err;
+    return Ok{};
+  }
+
+  void match_tail_rules(const std::vector<Located>& lines, bool before_failure) {
+    for (const Located& l : lines) {
+      set_.match(l.text, matched_);
+      for (int i : matched_) {
+        auto index = static_cast<size_t>(i);
+        if (rules_[index].scope != rules::Scope::kCulpritTail || set_.rule_excludes(index, l.text)) continue;
+        add_hit(hits_[index], l);
+        hits_[index].before_failure = before_failure;
+      }
     }
   }
-  if (err) return *err;
 
   // Rules about what a culprit was doing look only at its last lines; when
-  // every rank is stuck, at everyone's.
-  auto match_tail_rules = [&](const std::vector<Located>& lines, bool before_failure) {
-    for (const Located& l : lines) {
-      set.match(l.text, matched);
-      for (int i : matched)
-        if (rules[static_cast<size_t>(i)].scope == rules::Scope::kCulpritTail &&
-            !set.rule_excludes(static_cast<size_t>(i), l.text)) {
-          add_hit(hits[static_cast<size_t>(i)], l);
-          hits[static_cast<size_t>(i)].before_failure = before_failure;
-        }
+  // every rank is stuck, at everyone's. When no culprit's tail told, the
+  // lines just before the first timeout of each file that has one tell what
+  // the job was doing then; without a timeout, the first failure of each
+  // file (a store timeout while waiting for rank 0, an exception) does.
+  Status scan_tails() {
+    for (int rank : a_.culprits.empty() ? a_.victims : a_.culprits) {
+      auto tail = rank_tail(db_, f_.job_id, rank, kTailLines);
+      if (!tail) return tail.take_error();
+      match_tail_rules(*tail, false);
     }
-  };
-  std::set<int> tail_ranks = a.culprits.empty() ? a.victims : a.culprits;
-  for (int rank : tail_ranks) {
-    auto tail = rank_tail(db, f.job_id, rank, kTailLines);
-    if (!tail) return tail.take_error();
-    match_tail_rules(*tail, false);
-  }
-
-  // No culprit's tail told what it was doing: the lines just before the first
-  // timeout in each file that has one tell what the job was doing then.
-  bool tail_hit = std::any_of(hits.begin(), hits.end(),
-                              [&](const auto& kv) { return rules[kv.first].scope == rules::Scope::kCulpritTail; });
-  // Without a timeout, the first failure of each file (a store timeout while
-  // waiting for rank 0, an exception) plays its part.
-  if (!tail_hit) {
+    bool tail_hit = std::any_of(hits_.begin(), hits_.end(),
+                                [&](const auto& kv) { return rules_[kv.first].scope == rules::Scope::kCulpritTail; });
+    if (tail_hit) return Ok{};
     std::map<std::string, Located> first_stop;  // file -> its first timeout (or failure)
     auto keep_first = [&](const Located& at) {
       auto [it, fresh] = first_stop.try_emplace(at.file, at);
       if (!fresh && at.line < it->second.line) it->second = at;
     };
-    for (const TimeoutRecord& t : f.timeouts) keep_first(t.at);
+    for (const TimeoutRecord& t : f_.timeouts) keep_first(t.at);
     if (first_stop.empty())
-      for (const Failure& fl : f.failures) keep_first(fl.at);
+      for (const Failure& fl : f_.failures) keep_first(fl.at);
     for (const auto& [file, at] : first_stop) {
-      auto before = lines_before(db, f.job_id, at, kLinesBeforeStop);
+      auto before = lines_before(db_, f_.job_id, at, kLinesBeforeStop);
       if (!before) return before.take_error();
       match_tail_rules(*before, true);
     }
+    return Ok{};
   }
 
-  for (size_t i = 0; i < rules.size(); ++i) {
-    const rules::Rule& r = rules[i];
-    if (!r.builtin.empty() && builtin_fires(r.builtin, f, a)) {
-      if (Status s = builtin_evidence(db, r.builtin, f, a, hits[i]); !s) return s.take_error();
+  Status add_builtins() {
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      const rules::Rule& r = rules_[i];
+      if (r.builtin.empty() || !builtin_fires(r.builtin, f_, a_)) continue;
+      if (Status s = builtin_evidence(db_, r.builtin, f_, a_, hits_[i]); !s) return s;
+    }
+    return Ok{};
+  }
+
+  // Every 'also' pattern seen, the version in range.
+  void apply_gates() {
+    for (auto it = hits_.begin(); it != hits_.end();) {
+      const Gate& g = gates_[it->first];
+      const rules::Rule& r = rules_[it->first];
+      bool ok = std::all_of(g.also_seen.begin(), g.also_seen.end(), [](bool b) { return b; });
+      if (r.version) {
+        ok = ok && version_in_range(*r.version, g.version_seen);
+        it->second.version = g.version_seen;
+      }
+      it = ok ? std::next(it) : hits_.erase(it);
     }
   }
-  // Gates: every 'also' pattern seen, the version in range.
-  for (auto it = hits.begin(); it != hits.end();) {
-    const Gate& g = gates[it->first];
-    const rules::Rule& r = rules[it->first];
-    bool ok = std::all_of(g.also_seen.begin(), g.also_seen.end(), [](bool b) { return b; });
-    if (r.version) {
-      ok = ok && version_in_range(*r.version, g.version_seen);
-      it->second.version = g.version_seen;
-    }
-    it = ok ? std::next(it) : hits.erase(it);
+
+  bool fired(std::string_view id_or_category) const {
+    return std::any_of(hits_.begin(), hits_.end(), [&](const auto& kv) {
+      return rules_[kv.first].id == id_or_category || rules_[kv.first].category == id_or_category;
+    });
   }
+
   // 'requires': drop rules whose companions did not fire, until nothing changes.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto it = hits.begin(); it != hits.end();) {
-      const rules::Rule& r = rules[it->first];
-      bool ok = std::all_of(r.requires_fired.begin(), r.requires_fired.end(), [&](const std::string& need) {
-        auto options = util::split(need, '|');  // "a|b": either fired
-        return std::any_of(hits.begin(), hits.end(), [&](const auto& kv) {
-          return std::any_of(options.begin(), options.end(), [&](std::string_view o) {
-            return rules[kv.first].id == o || rules[kv.first].category == o;
-          });
+  void apply_requires() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = hits_.begin(); it != hits_.end();) {
+        const auto& needs = rules_[it->first].requires_fired;
+        bool ok = std::all_of(needs.begin(), needs.end(), [&](const std::string& need) {
+          auto options = util::split(need, '|');  // "a|b": either fired
+          return std::any_of(options.begin(), options.end(), [&](std::string_view o) { return fired(o); });
         });
-      });
-      if (ok) {
-        ++it;
-      } else {
-        it = hits.erase(it);
-        changed = true;
+        changed = changed || !ok;
+        it = ok ? std::next(it) : hits_.erase(it);
       }
     }
   }
+
   // 'absent': a rule that only says what a more direct one already says.
-  std::set<std::string> fired;
-  for (const auto& kv : hits) fired.insert(rules[kv.first].id);
-  std::erase_if(hits, [&](const auto& kv) {
-    const auto& absent = rules[kv.first].absent_fired;
-    return std::any_of(absent.begin(), absent.end(), [&](const std::string& id) { return fired.count(id) != 0; });
-  });
-  for (auto& [i, h] : hits) {
-    // Signatures: the earliest hit first. A culprit's activity: its latest line first.
-    bool latest_first = rules[i].scope == rules::Scope::kCulpritTail;
-    // A total order, so that the result does not depend on row order in the store.
-    std::sort(h.lines.begin(), h.lines.end(), [&](const Located& x, const Located& y) {
-      if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
-      if (latest_first) return std::tie(y.ts_us, y.file, y.line) < std::tie(x.ts_us, x.file, x.line);
-      return std::tie(x.ts_us, x.file, x.line) < std::tie(y.ts_us, y.file, y.line);
+  void apply_absent() {
+    std::set<std::string> ids;
+    for (const auto& kv : hits_) ids.insert(rules_[kv.first].id);
+    std::erase_if(hits_, [&](const auto& kv) {
+      const auto& absent = rules_[kv.first].absent_fired;
+      return std::any_of(absent.begin(), absent.end(), [&](const std::string& id) { return ids.count(id) != 0; });
     });
-    if (h.lines.size() > kMaxHitsKept) h.lines.resize(kMaxHitsKept);
   }
-  return hits;
+
+  // Signatures: the earliest hit first. A culprit's activity: its latest line
+  // first. A total order, so that the result does not depend on row order.
+  void order_hits() {
+    for (auto& [i, h] : hits_) {
+      bool latest_first = rules_[i].scope == rules::Scope::kCulpritTail;
+      std::sort(h.lines.begin(), h.lines.end(), [&](const Located& x, const Located& y) {
+        if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;  // lines with a time first, either way
+        return latest_first ? earlier(y, x) : earlier(x, y);
+      });
+      if (h.lines.size() > kMaxHitsKept) h.lines.resize(kMaxHitsKept);
+    }
+  }
+
+  store::Connection& db_;
+  const JobFacts& f_;
+  const Alignment& a_;
+  const rules::RuleSet& set_;
+  const std::vector<rules::Rule>& rules_;
+  std::vector<Gate> gates_;
+  bool any_gates_ = false;
+  std::map<size_t, RuleHits> hits_;
+  std::vector<int> matched_;
+};
+
+}  // namespace
+
+Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const JobFacts& f, const Alignment& a,
+                                                  const rules::RuleSet& set) {
+  return Evaluation(db, f, a, set).run();
 }
 
 }  // namespace ncclpm::diagnose
