@@ -65,25 +65,31 @@ std::string_view telling_line(std::string_view text, const std::string& kind) {
   return util::trim(t.substr(0, t.find('\n')));
 }
 
-// Of an error with detail lines under it (PyTorch's "NCCL error in: ..."
-// then "Last error:" and NCCL's own words), the catalogued cause says most.
-std::string_view catalogued_cause_line(std::string_view text, const vocab::Catalog& catalog) {
-  if (text.find('\n') == std::string_view::npos) return {};
-  for (std::string_view l : util::split(text, '\n')) {
-    const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
-    if (c != nullptr && c->is_error() && c->role == "cause") return util::trim(l);
+struct NamedLine {
+  std::string_view line;
+  const vocab::CatalogEntry* entry = nullptr;  // the catalogue's name for it, if any
+};
+
+// The line of an event that says what went wrong, with its catalogue entry.
+// Of an error with detail lines under it (PyTorch's "NCCL error in: ..." then
+// "Last error:" and NCCL's own words), the catalogued cause says most.
+NamedLine telling_named_line(std::string_view text, const std::string& kind, const vocab::Catalog& catalog) {
+  if (kind != "traceback" && text.find('\n') != std::string_view::npos) {
+    for (std::string_view l : util::split(text, '\n')) {
+      const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
+      if (c != nullptr && c->is_error() && c->role == "cause") return {util::trim(l), c};
+    }
   }
-  return {};
+  std::string_view line = telling_line(text, kind);
+  return {line, catalog.classify(line)};
 }
 
 // An exception named by its type: out of memory, a CUDA error, a crash.
 std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const vocab::Catalog& catalog) {
-  std::string_view line = telling_line(at.text, kind);
-  if (kind != "traceback")
-    if (std::string_view cause = catalogued_cause_line(at.text, catalog); !cause.empty()) line = cause;
+  auto [line, entry] = telling_named_line(at.text, kind, catalog);
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
-  if (const vocab::CatalogEntry* c = catalog.classify(line)) {
+  if (const vocab::CatalogEntry* c = entry) {
     if (!c->is_error() && !error_kind(kind)) return std::nullopt;
     e.category = c->category;
     e.severity = c->is_error() ? c->severity : "error";

@@ -178,6 +178,7 @@ struct Catalog::PatternSet {
 struct Catalog::Compiled {
   PatternSet whole;  // every format
   PatternSet heads;  // the start of each long format: a line cut short (a paste, a clipped field)
+  std::vector<size_t> literal;  // entries_ index -> literal_length of its format, for ranking matches
 };
 
 Catalog::Catalog() = default;
@@ -224,6 +225,7 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
     for (const fs::path& f : files) load_file(f, c.entries_, problems);
   }
   c.compiled_ = std::make_unique<Compiled>();
+  for (const CatalogEntry& e : c.entries_) c.compiled_->literal.push_back(literal_length(e.format));
   auto build = [&](PatternSet& ps, auto pattern_for) {
     RE2::Options opts;
     opts.set_log_errors(false);
@@ -249,7 +251,7 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
   });
   build(c.compiled_->heads, [](const CatalogEntry& e) {
     std::string_view head = head_of(e.format);
-    return head.empty() ? std::string() : "^" + pattern_of(head) ;
+    return head.empty() ? std::string() : "^" + pattern_of(head);
   });
   if (!problems.empty()) return problems;
   // While loading, `catalog` held the file's path so that errors name it.
@@ -267,7 +269,7 @@ const CatalogEntry* Catalog::best_match(const PatternSet& ps, std::string_view t
   bool found = false;
   for (int h : hits) {
     size_t index = ps.entry_of[static_cast<size_t>(h)];
-    size_t literal = literal_length(entries_[index].format);
+    size_t literal = compiled_->literal[index];
     // The most literal text wins; among equals, the first loaded (catalogues
     // in name order, rows in file order).
     if (!found || literal > best_literal || (literal == best_literal && index < best)) {
