@@ -376,6 +376,8 @@ Frame Framer::frame(std::string_view line) {
           match_bracket_rank(rest.substr(at), &role, &n) &&
           (!f.had_prefix || looks_like_progress_bar(rest.substr(0, at)))) {
         rest.remove_prefix(at);
+        if (rest.data() > line.data() && rest.data() < line.data() + line.size())
+          f.glued_at = static_cast<size_t>(rest.data() - line.data());
         f.progress_bar = true;
         if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
         break;

@@ -95,15 +95,30 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
       return;
     }
     frame::Frame f = framer.frame(l.text);
+    read::PhysicalLine rest = l;
+    if (f.glued_at > 0) {
+      // Another stream's progress bar ends where this log line begins: two
+      // log lines that lost the newline between them. The bar is a line of
+      // its own rank; both keep the physical line's number and count as read.
+      read::PhysicalLine bar = l;
+      bar.text = l.text.substr(0, f.glued_at);
+      bar.full_bytes = static_cast<int64_t>(bar.text.size()) - 1;  // its missing newline is counted
+      bar.oversized = false;
+      rest.text = l.text.substr(f.glued_at);
+      rest.byte_offset += static_cast<int64_t>(f.glued_at);
+      rest.full_bytes -= bar.full_bytes + 1;
+      recognizer.feed(bar, framer.frame(bar.text));
+      f = framer.frame(rest.text);
+    }
     // WorkNCCL records come from PyTorch, never from NCCL's own (high-volume) lines.
     if (f.producer != frame::Producer::kNccl && f.body.find("WorkNCCL(") != std::string_view::npos &&
         !recognize::parse_work_record(f.body)) {
-      held = l;
-      held_text.assign(l.text);
+      held = rest;
+      held_text.assign(rest.text);
       held->text = held_text;
       return;
     }
-    recognizer.feed(l, f);
+    recognizer.feed(rest, f);
   };
   auto feed = [&](const read::PhysicalLine& l) {
     if (held) {

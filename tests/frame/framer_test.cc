@@ -782,6 +782,18 @@ TEST(Framer, FindsAGluedLogLineBehindATorchrunTeePrefix) {
   EXPECT_EQ(f.body, "x");
 }
 
+TEST(Framer, SaysWhereAGluedLogLineBeginsSoTheBarIsKept) {
+  Framer framer;
+  std::string_view line =
+      "[default0]:Map:   8%|8  | 72/967 [02:32<30:38, 4.01 examples/s][default2]:[E ProcessGroupNCCL.cpp:1] x";
+  Frame f = framer.frame(line);
+  EXPECT_EQ(f.local_rank, 2);
+  EXPECT_EQ(f.body, "x");
+  EXPECT_EQ(f.glued_at, line.find("[default2]"));
+  Frame plain = framer.frame("[default0]:Map:   8%|8  | 72/967 [02:32<30:38, 4.01 examples/s]");
+  EXPECT_EQ(plain.glued_at, 0u);
+}
+
 TEST(Framer, KeepsTheLastSegmentOfCarriageReturnRedraws) {
   Framer framer;
   Frame f = framer.frame(

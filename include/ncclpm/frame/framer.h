@@ -58,6 +58,10 @@ struct Frame {
   int repeated = 0;            ///< Ray: "[repeated 14x across cluster]"
   bool had_prefix = false;     ///< any prefix was peeled (so it is not a bare continuation)
   bool progress_bar = false;   ///< text before a glued log line or '\r' redraws was dropped
+  /// Where a log line glued to the end of another line's progress bar begins
+  /// in the framed text ("...4866.01 examples/s][default2]:[E ..."); 0 when
+  /// none. The text before it is a line of its own stream, with its own prefix.
+  size_t glued_at = 0;
 };
 
 class Framer {
