@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "ncclpm/util/text.h"
@@ -210,13 +211,34 @@ class Evaluation {
       if (!fresh && at.line < it->second.line) it->second = at;
     };
     for (const TimeoutRecord& t : f_.timeouts) keep_first(t.at);
-    if (first_stop.empty())
+    if (first_stop.empty()) {
       for (const Failure& fl : f_.failures) keep_first(fl.at);
+    } else if (Status s = add_quiet_files(first_stop); !s) {
+      return s;
+    }
     for (const auto& [file, at] : first_stop) {
       auto before = lines_before(db_, f_.job_id, at, kLinesBeforeStop);
       if (!before) return before.take_error();
       match_tail_rules(*before, true);
     }
+    return Ok{};
+  }
+
+  // A file that never timed out while others did is a stream that went quiet
+  // (the rank that was saving, or the script's own prints): its last lines
+  // tell what it was doing when the others began to wait.
+  Status add_quiet_files(std::map<std::string, Located>& first_stop) {
+    auto stmt = db_.prepare("SELECT rel_path FROM files WHERE job_id = ?1 AND lines_read > 0");
+    if (!stmt) return stmt.take_error();
+    if (Status s = stmt->bind_all({f_.job_id}); !s) return s;
+    std::optional<Error> err;
+    while (stmt->step(&err)) {
+      Located end;
+      end.file = stmt->column_text(0);
+      end.line = std::numeric_limits<int64_t>::max();
+      first_stop.try_emplace(end.file, end);
+    }
+    if (err) return *err;
     return Ok{};
   }
 

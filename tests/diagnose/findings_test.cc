@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "ncclpm/diagnose/diagnose.h"
 #include "ncclpm/ingest/ingest.h"
@@ -17,11 +18,11 @@
 namespace ncclpm {
 namespace {
 
-// Ingests `log` as a job's only file and diagnoses it; a step that fails is a
-// test failure and an empty diagnosis, never a crash.
-diagnose::Diagnosis diagnose_log(const std::string& log) {
+// Ingests the files (name -> text) as one job and diagnoses it; a step that
+// fails is a test failure and an empty diagnosis, never a crash.
+diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files) {
   testing::TempDir t;
-  testing::write_file(t / "logs/job.log", log);
+  for (const auto& [name, text] : files) testing::write_file(t / ("logs/" + name), text);
   ingest::Options o;
   o.paths = {t / "logs"};
   o.db_path = t / "j.db";
@@ -44,6 +45,8 @@ diagnose::Diagnosis diagnose_log(const std::string& log) {
   }
   return *d;
 }
+
+diagnose::Diagnosis diagnose_log(const std::string& log) { return diagnose_files({{"job.log", log}}); }
 
 const diagnose::Finding* find_rule(const diagnose::Diagnosis& d, const std::string& rule) {
   auto it = std::find_if(d.findings.begin(), d.findings.end(), [&](const auto& f) { return f.rule == rule; });
@@ -192,6 +195,39 @@ TEST(Stall, AFinishedPreparationIsNoStraggler) {
       "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, "
       "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800520 milliseconds before timing out.\n");
   EXPECT_EQ(find_rule(d, "data-preparation-outlasted-timeout"), nullptr);
+}
+
+const std::string kRank1Timeout =
+    "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=2778, OpType=_ALLGATHER_BASE, NumelIn=10, NumelOut=20, Timeout(ms)=1800000) ran for "
+    "1801649 milliseconds before timing out.\n";
+
+TEST(Stall, AFileThatWentQuietTellsWhatItWasDoingWhenTheOthersTimedOut) {
+  auto d = diagnose_files({
+      {"console.log", kRank1Timeout},
+      {"prints.log", "step 5 done\nSaved model to /ckpt/step_5/model.pt\n"},
+  });
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "checkpoint-save-stall");
+  EXPECT_EQ(d.findings.front().evidence.front().file, "prints.log");
+}
+
+TEST(Stall, AHangAfterTrainingFinishedIsTheFinalSaveUnlessTheSaveItselfShows) {
+  std::string summary =
+      "{'train_runtime': 119.8187, 'train_samples_per_second': 2.504, 'train_steps_per_second': 0.075, "
+      "'train_loss': 1.2388, 'epoch': 2.57}\n";
+  auto after = diagnose_log(summary + kRank1Timeout);
+  ASSERT_TRUE(after.has_root_cause());
+  EXPECT_EQ(after.findings.front().rule, "hang-after-training-finished");
+  EXPECT_EQ(after.findings.front().category, "save_phase_stall");
+
+  auto saving = diagnose_log(summary + "Saving model checkpoint to /out\n" + kRank1Timeout);
+  EXPECT_NE(find_rule(saving, "checkpoint-save-stall"), nullptr);
+  EXPECT_EQ(find_rule(saving, "hang-after-training-finished"), nullptr) << "absent: the save says it more directly";
+
+  auto training = diagnose_log("{'loss': 2.1, 'grad_norm': 1.8, 'learning_rate': 4.5e-05, 'epoch': 0.12}\n" +
+                               kRank1Timeout);
+  EXPECT_EQ(find_rule(training, "hang-after-training-finished"), nullptr);
 }
 
 }  // namespace
