@@ -129,8 +129,40 @@ void stop_before_failures_leads(std::vector<Finding>& findings) {
   }
 }
 
+// A stall of a whole phase: what a rank did instead of the collective.
+bool is_phase(const std::string& category) {
+  return category == "save_phase_stall" || category == "eval_generate_stall" || category == "packing_deadlock" ||
+         category == "data_imbalance" || category == "straggler";
+}
+
+// Whether two findings may be about the same rank: they name a common one,
+// or one of them names none and they cannot be told apart.
+bool may_share_culprit(const Finding& a, const Finding& b) {
+  if (a.culprit_ranks.empty() || b.culprit_ranks.empty()) return true;
+  return std::any_of(a.culprit_ranks.begin(), a.culprit_ranks.end(), [&](int r) {
+    return std::find(b.culprit_ranks.begin(), b.culprit_ranks.end(), r) != b.culprit_ranks.end();
+  });
+}
+
+// What a rank was doing instead of the collective (saving, evaluating,
+// generating, preparing data) is why the others waited: the desync findings
+// about that rank (the never-issued analysis, PyTorch's desync report) are how
+// the phase shows in the collectives. One story, one root cause.
+void phase_explains_desync(std::vector<Finding>& findings) {
+  for (const Finding& phase : findings) {
+    if (!phase.root_cause || !is_phase(phase.category)) continue;
+    for (Finding& f : findings) {
+      if (&f == &phase || !f.root_cause || f.category != "desync" || !may_share_culprit(phase, f)) continue;
+      f.root_cause = false;
+      f.summary += " This is the " + phase.category + " finding (" + phase.rule +
+                   ") seen from the collectives, not a second cause.";
+    }
+  }
+}
+
 void order_findings(std::vector<Finding>& findings) {
   stop_before_failures_leads(findings);
+  phase_explains_desync(findings);
   // A network error after another rank crashed is that crash seen from the
   // other side of the connection: a cascade, not a cause.
   int64_t first_crash = 0;

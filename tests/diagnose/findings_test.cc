@@ -230,5 +230,21 @@ TEST(Stall, AHangAfterTrainingFinishedIsTheFinalSaveUnlessTheSaveItselfShows) {
   EXPECT_EQ(find_rule(training, "hang-after-training-finished"), nullptr);
 }
 
+TEST(Stall, ThePhaseIsTheOneRootCauseAndTheNeverIssuedAnalysisItsSymptom) {
+  auto d = diagnose_files({
+      {"rank0.log", "[rank0]: step 5\n[rank0]: Saving model checkpoint to /out/checkpoint-5\n"},
+      {"rank1.log", kRank1Timeout},
+  });
+  const diagnose::Finding* save = find_rule(d, "checkpoint-save-stall");
+  const diagnose::Finding* never = find_rule(d, "rank-never-issued-collective");
+  ASSERT_NE(save, nullptr);
+  ASSERT_NE(never, nullptr);
+  EXPECT_TRUE(save->root_cause);
+  EXPECT_EQ(save->culprit_ranks, std::vector<int>{0});
+  EXPECT_FALSE(never->root_cause);
+  EXPECT_NE(never->summary.find("not a second cause"), std::string::npos) << never->summary;
+  EXPECT_EQ(std::count_if(d.findings.begin(), d.findings.end(), [](const auto& f) { return f.root_cause; }), 1);
+}
+
 }  // namespace
 }  // namespace ncclpm
