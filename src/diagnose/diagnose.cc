@@ -192,19 +192,26 @@ void order_findings(std::vector<Finding>& findings) {
     if (a.first_ts_us != b.first_ts_us) return a.first_ts_us < b.first_ts_us;
     return severity_rank(a.severity) < severity_rank(b.severity);
   });
-  // A cause whose evidence a stronger cause of the same category already
-  // shows adds nothing (a generic exception rule under the OOM rule). Symptoms
-  // stay: each carries its own advice (the 10-minute FSDP timeout's, say).
+  // A cause whose evidence a stronger cause already shows adds nothing of its
+  // own: of the same category it goes (a generic exception rule under the OOM
+  // rule); of another it is what the stronger one did, a symptom (the crash a
+  // bus error in NCCL's shared memory caused). Symptoms stay: each carries its
+  // own advice (the 10-minute FSDP timeout's, say).
   std::vector<Finding> kept;
   for (Finding& f : findings) {
-    bool covered = f.root_cause && !f.evidence.empty() && std::any_of(kept.begin(), kept.end(), [&](const Finding& k) {
-      return k.category == f.category &&
+    auto covering = std::find_if(kept.begin(), kept.end(), [&](const Finding& k) {
+      return f.root_cause && k.root_cause && !f.evidence.empty() &&
              std::all_of(f.evidence.begin(), f.evidence.end(), [&](const Evidence& e) {
                return std::any_of(k.evidence.begin(), k.evidence.end(),
                                   [&](const Evidence& x) { return x.file == e.file && x.line == e.line; });
              });
     });
-    if (!covered) kept.push_back(std::move(f));
+    if (covering != kept.end() && covering->category == f.category) continue;
+    if (covering != kept.end()) {
+      f.root_cause = false;
+      f.summary += " The " + covering->category + " finding (" + covering->rule + ") explains it.";
+    }
+    kept.push_back(std::move(f));
   }
   findings = std::move(kept);
 }

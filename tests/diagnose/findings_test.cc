@@ -246,5 +246,21 @@ TEST(Stall, ThePhaseIsTheOneRootCauseAndTheNeverIssuedAnalysisItsSymptom) {
   EXPECT_EQ(std::count_if(d.findings.begin(), d.findings.end(), [](const auto& f) { return f.root_cause; }), 1);
 }
 
+TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
+  std::string sigbus = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
+                       "==== backtrace (tid:   3095) ====\n";
+  auto in_nccl = diagnose_log(sigbus + " 2 0x000000000007587d ncclGroupEnd()  ???:0\n");
+  ASSERT_TRUE(in_nccl.has_root_cause());
+  EXPECT_EQ(in_nccl.findings.front().rule, "bus-error-inside-nccl");
+  const diagnose::Finding* crash = find_rule(in_nccl, "crash-signal");
+  ASSERT_NE(crash, nullptr) << "the crash is still reported";
+  EXPECT_FALSE(crash->root_cause) << "its only evidence is the bus error the shared-memory finding explains";
+
+  auto elsewhere = diagnose_log(sigbus + " 2 0x000000000007587d at::native::copy_()  ???:0\n");
+  ASSERT_TRUE(elsewhere.has_root_cause());
+  EXPECT_EQ(elsewhere.findings.front().rule, "crash-signal");
+  EXPECT_EQ(find_rule(elsewhere, "bus-error-inside-nccl"), nullptr);
+}
+
 }  // namespace
 }  // namespace ncclpm
