@@ -1,9 +1,13 @@
 // src/cli/cmd_query.cc
 //
-// `ncclpm query SQL [--db FILE] [--format table|csv|json]`: read-only SQL.
+// `ncclpm query SQL [--db FILE] [--format table|csv|json] [--timeout S]`:
+// one read-only statement, stoppable with Ctrl-C.
+#include <cmath>
 #include <iostream>
 
+#include "cli.h"
 #include "ncclpm/store/schema.h"
+#include "ncclpm/store/user_query.h"
 #include "ncclpm/util/json_writer.h"
 #include "ncclpm/util/text.h"
 #include "options.h"
@@ -35,6 +39,8 @@ std::string csv_quote(const std::string& s) {
 std::string json_value(const store::Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "null";
   if (std::holds_alternative<std::string>(v)) return util::JsonWriter::escape(std::get<std::string>(v));
+  // JSON has no infinity or NaN: such a value is written as null.
+  if (const auto* d = std::get_if<double>(&v); d != nullptr && !std::isfinite(*d)) return "null";
   return cell_text(v);
 }
 
@@ -65,15 +71,18 @@ void print_table(const std::vector<std::string>& names, const std::vector<std::v
 
 int cmd_query(const Args& args) {
   static const CommandHelp help{
-      "query", "ncclpm query SQL [--db FILE] [--format table|csv|json]",
-      "Runs SQL on the incident database, read-only. `ncclpm schema` lists the tables;\n"
-      "docs/schema.md explains every column.",
+      "query", "ncclpm query SQL [--db FILE] [--format table|csv|json] [--timeout SECONDS]",
+      "Runs one SQL statement on the incident database, read-only: writes, ATTACH,\n"
+      "pragmas that set something and extension loading are refused. Ctrl-C stops a\n"
+      "long query (exit 130); --timeout stops it after SECONDS (exit 3).\n"
+      "`ncclpm schema` lists the tables; docs/schema.md explains every column.",
       "  ncclpm query \"SELECT rank, seq, op_type, numel_in, timeout_ms FROM watchdog_timeouts\"\n"
       "  ncclpm query \"SELECT rel_path, lines_read, lines_unparsed FROM files\" --format csv\n"};
   po::options_description visible("Options");
   visible.add_options()
       ("db", po::value<std::string>()->default_value(default_db_path()), "incident database to read")
-      ("format", po::value<std::string>()->default_value("table"), "table, csv or json");
+      ("format", po::value<std::string>()->default_value("table"), "table, csv or json")
+      ("timeout", po::value<double>(), "stop the query after this many seconds (exit 3)");
   po::options_description hidden;
   hidden.add_options()("sql", po::value<std::vector<std::string>>(), "SQL");
   po::positional_options_description pos;
@@ -87,16 +96,25 @@ int cmd_query(const Args& args) {
   if (format != "table" && format != "csv" && format != "json")
     return usage_error("query", "--format must be table, csv or json, not " + util::quoted(format));
 
+  std::optional<std::chrono::milliseconds> timeout;
+  if (vm.count("timeout") != 0) {
+    double seconds = vm["timeout"].as<double>();
+    if (!(seconds > 0) || seconds > 1e6)
+      return usage_error("query", "--timeout takes a number of seconds above 0, not " + std::to_string(seconds));
+    timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
+
   auto db = store::open_for_reading(vm["db"].as<std::string>());
   if (!db) {
     print_error(db.error());
     return static_cast<int>(ExitCode::kError);
   }
-  auto stmt = db->prepare(sql);
-  if (!stmt) {
-    print_error(Error::plain("SQL: " + stmt.error().message, "run `ncclpm schema` for the tables and columns"));
+  store::UserQuery query(*db, &g_interrupted, timeout);
+  if (Status s = query.prepare(sql); !s) {
+    print_error(s.error());
     return static_cast<int>(ExitCode::kError);
   }
+  store::Statement* stmt = &query.statement();
   std::vector<std::string> names;
   for (int c = 0; c < stmt->columns(); ++c) names.push_back(stmt->column_name(c));
   std::vector<std::vector<std::string>> rows;
@@ -107,7 +125,7 @@ int cmd_query(const Args& args) {
     for (size_t c = 0; c < names.size(); ++c) std::cout << (c ? "," : "") << csv_quote(names[c]);
     std::cout << "\n";
   }
-  while (stmt->step(&err)) {
+  while (query.step(&err)) {
     if (format == "json") {
       std::cout << (first ? "\n  {" : ",\n  {");
       for (int c = 0; c < stmt->columns(); ++c)
@@ -128,6 +146,15 @@ int cmd_query(const Args& args) {
   }
   if (format == "json") std::cout << (first ? "]\n" : "\n]\n");
   if (format == "table" && !names.empty()) print_table(names, rows);
+  if (query.stopped() == store::QueryStop::kCancelled) {
+    print_error(Error::plain("query interrupted; the rows above are the ones read before it stopped"));
+    return static_cast<int>(ExitCode::kInterrupted);
+  }
+  if (query.stopped() == store::QueryStop::kTimedOut) {
+    print_error(Error::plain("query stopped at --timeout; the rows above are the ones read before it",
+                             "narrow the query (WHERE, LIMIT) or give it more time"));
+    return static_cast<int>(ExitCode::kTimedOut);
+  }
   if (err) {
     print_error(Error::plain("SQL: " + err->message));
     return static_cast<int>(ExitCode::kError);

@@ -37,7 +37,7 @@ enum class ExitCode : int {
   kOk = 0,           ///< did its job
   kError = 1,        ///< an error stopped it
   kUsage = 2,        ///< the command line was wrong
-  kTimedOut = 3,     ///< replay: the collective did not finish before the deadline
+  kTimedOut = 3,     ///< replay's collective, or query's --timeout, ran past its deadline
   kInterrupted = 130 ///< Ctrl-C or SIGTERM
 };
 
