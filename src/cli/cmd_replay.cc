@@ -197,7 +197,7 @@ int cmd_replay(const Args& args) {
       ("finding", po::value<int64_t>(), "id of a stored finding (see `ncclpm diagnose`)")
       ("op", po::value<std::string>(), "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv")
       ("count", po::value<int64_t>(), "elements per rank (NCCL's count; NumelIn for allgather, NumelOut for reducescatter)")
-      ("bytes", po::value<int64_t>(), "size as nccl-tests counts it (-b): the whole collective's buffer")
+      ("bytes", po::value<std::string>(), "size as nccl-tests takes it (-b: 1048576, 64K, 512M, 1G): the whole collective's buffer")
       ("dtype", po::value<std::string>(), "bfloat16, float16, float32, int8, ... (default float32, or the finding's)")
       ("redop", po::value<std::string>(), "sum, prod, max, min, avg (reductions)")
       ("root", po::value<int>(), "root rank (broadcast, reduce)");
@@ -234,7 +234,14 @@ int cmd_replay(const Args& args) {
     return usage_error("replay", "--finding takes a finding id (1 or more)");
   if (vm.count("op")) o.op = vm["op"].as<std::string>();
   if (vm.count("count")) o.count = std::max<int64_t>(0, vm["count"].as<int64_t>());
-  if (vm.count("bytes")) o.bytes = std::max<int64_t>(0, vm["bytes"].as<int64_t>());
+  if (vm.count("bytes")) {
+    auto bytes = plan::parse_byte_size(vm["bytes"].as<std::string>());
+    if (!bytes) {
+      const Error& e = bytes.error();
+      return usage_error("replay", e.hint.empty() ? e.message : e.message + " (" + e.hint + ")");
+    }
+    o.bytes = *bytes;
+  }
   if (vm.count("dtype")) o.dtype = vm["dtype"].as<std::string>();
   if (vm.count("redop")) o.redop = vm["redop"].as<std::string>();
   if (vm.count("root")) o.root = std::max(-2, vm["root"].as<int>());

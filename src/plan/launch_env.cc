@@ -8,6 +8,10 @@
 namespace ncclpm::plan {
 namespace {
 
+// Ranks, world sizes and local ranks are read whole, never wrapped into an
+// int: a value past this is a broken environment, not a job.
+constexpr int64_t kMaxRanks = int64_t{1} << 20;
+
 // An integer variable: nullopt when unset, an error when set but not a number.
 Result<std::optional<int64_t>> int_var(const EnvLookup& env, const std::string& name) {
   auto v = env(name);
@@ -16,6 +20,9 @@ Result<std::optional<int64_t>> int_var(const EnvLookup& env, const std::string& 
   if (!n || *n < 0)
     return Error::plain("environment variable " + name + "=" + util::quoted(*v) +
                         " is not a rank number");
+  if (*n > kMaxRanks)
+    return Error::plain("environment variable " + name + "=" + util::quoted(*v) + " is more than " +
+                        std::to_string(kMaxRanks) + " ranks, more than any job replays");
   return std::optional<int64_t>(*n);
 }
 

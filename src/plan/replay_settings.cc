@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+#include <string_view>
+#include <vector>
 
 #include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
@@ -12,6 +15,49 @@ namespace {
 
 constexpr const char* kOps =
     "allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv";
+constexpr std::string_view kOpNames[] = {"allreduce", "allgather", "reducescatter", "broadcast",
+                                          "reduce",    "alltoall",  "sendrecv"};
+constexpr int kMaxGpusPerProcess = 1024;
+// More than any GPU holds: a size past it is a typo or an overflow, not a plan.
+constexpr int64_t kMaxBytesPerRank = int64_t{1} << 40;  // 1 TiB
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// An op as the user names it: exactly one of NCCL's collectives (case,
+// '_' and '-' aside: all_reduce, AllReduce). A near miss is an error that
+// says what was probably meant, never a silent guess.
+Result<Op> parse_cli_op(const std::string& name) {
+  std::string key;
+  for (char c : name)
+    if (c != '_' && c != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view op : kOpNames)
+    if (key == op) return *parse_op(std::string(op));
+  std::string_view nearest;
+  size_t best = 3;  // at most two edits away
+  for (std::string_view op : kOpNames) {
+    size_t d = edit_distance(key, op);
+    if (d < best || (key.size() > op.size() && key.starts_with(op) && nearest.empty())) {
+      best = std::min(best, d);
+      nearest = op;
+    }
+  }
+  std::string hint = nearest.empty() ? std::string("ops: ") + kOps
+                                     : "did you mean " + std::string(nearest) + "? ops: " + kOps;
+  return Error::plain("unknown op " + util::quoted(name), hint);
+}
 constexpr const char* kTypes =
     "int8, uint8, int32, uint32, int64, uint64, float16, float32, float64, bfloat16, float8e4m3, "
     "float8e5m2";
@@ -22,8 +68,13 @@ Status check_numbers(const ReplayOptions& o) {
   if (o.warmup < 0) return Error::plain("--warmup must not be negative");
   if (!(o.timeout_s > 0)) return Error::plain("--timeout must be a positive number of seconds");
   if (o.gpus < 0) return Error::plain("--gpus must not be negative");
+  if (o.gpus > kMaxGpusPerProcess)
+    return Error::plain("--gpus " + std::to_string(o.gpus) + " is more GPUs than one process drives (at most " +
+                        std::to_string(kMaxGpusPerProcess) + ")");
   if (o.count == 0 || o.count < -1)
     return Error::plain("--count must be a positive number of elements");
+  if (o.count > kMaxBytesPerRank)
+    return Error::plain("--count " + std::to_string(o.count) + " is more elements than a GPU holds");
   if (o.bytes == 0 || o.bytes < -1)
     return Error::plain("--bytes must be a positive number of bytes");
   if (o.count > 0 && o.bytes > 0) return Error::plain("give --count or --bytes, not both");
@@ -35,8 +86,8 @@ Status check_numbers(const ReplayOptions& o) {
 // Overrides the plan's fields with the ones given explicitly.
 Status apply_explicit(const ReplayOptions& o, CollectivePlan& p, std::string& count_source) {
   if (!o.op.empty()) {
-    auto op = parse_op(o.op);
-    if (!op) return Error::plain("unknown op " + util::quoted(o.op), std::string("ops: ") + kOps);
+    auto op = parse_cli_op(o.op);
+    if (!op) return op.take_error();
     p.op = *op;
   }
   if (!o.dtype.empty()) {
@@ -64,6 +115,22 @@ Status apply_explicit(const ReplayOptions& o, CollectivePlan& p, std::string& co
 }
 
 }  // namespace
+
+Result<int64_t> parse_byte_size(std::string_view text) {
+  std::string_view t = util::trim(text);
+  size_t digits = 0;
+  while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
+  std::string unit;
+  for (char c : t.substr(digits)) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
+  else if (unit.ends_with("B")) unit.resize(unit.size() - 1);
+  int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : unit == "T" ? 40 : -1;
+  auto n = digits > 0 && digits <= 18 ? util::parse_int(t.substr(0, digits)) : std::nullopt;
+  if (!n || shift < 0)
+    return Error::plain("--bytes " + util::quoted(text) + " is not a size", "e.g. 1048576, 64K, 512M, 1G");
+  if (*n > (INT64_MAX >> shift)) return Error::plain("--bytes " + util::quoted(text) + " is too large");
+  return *n << shift;
+}
 
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view kv) {
   size_t eq = kv.find('=');
@@ -157,6 +224,19 @@ Status set_nranks(ReplaySettings& s, int nranks) {
       return Error::plain("--bytes " + std::to_string(s.bytes) + " is less than one " +
                           vocab::datatype_name(s.plan.datatype) + " element per rank");
     }
+  }
+  // The largest buffer, count x ranks x element size, checked for overflow and
+  // for sense before anything multiplies it unchecked.
+  bool per_rank_times_n = s.plan.op == Op::kAllGather || s.plan.op == Op::kReduceScatter ||
+                          s.plan.op == Op::kAllToAll;
+  int64_t elements = s.plan.count, bytes = 0;
+  bool overflow = s.plan.count < 1 || (per_rank_times_n && __builtin_mul_overflow(s.plan.count, nranks, &elements)) ||
+                  __builtin_mul_overflow(elements, vocab::datatype_size(s.plan.datatype), &bytes);
+  if (overflow || bytes > kMaxBytesPerRank) {
+    return Error::plain("the collective would need more than 1 TiB per rank (" + std::to_string(s.plan.count) +
+                            " " + vocab::datatype_name(s.plan.datatype) + " elements, " +
+                            std::to_string(nranks) + " ranks)",
+                        "check --count/--bytes: the count is per rank, the bytes are nccl-tests' whole buffer");
   }
   if (op_has_root(s.plan.op) && (s.plan.root < 0 || s.plan.root >= nranks)) {
     return Error::plain("--root " + std::to_string(s.plan.root) + " is not one of the " +

@@ -65,6 +65,10 @@ Result<ReplaySettings> resolve_settings(const ReplayOptions& o, const FindingRef
 /// turns --bytes into a per-rank count and checks the root.
 Status set_nranks(ReplaySettings& s, int nranks);
 
+/// A size as nccl-tests' -b takes it: "1048576", "64K", "512M", "1G", "2T"
+/// (powers of 1024; a trailing "B" or "iB" allowed).
+Result<int64_t> parse_byte_size(std::string_view text);
+
 /// "NCCL_ALGO=Ring" -> {"NCCL_ALGO", "Ring"}.
 Result<std::pair<std::string, std::string>> parse_env_assignment(std::string_view kv);
 
