@@ -161,6 +161,29 @@ bool read_level(std::string_view s, size_t& i, bool anything_before_warn, Frame&
   return false;
 }
 
+// NCCL 2.0 to 2.2 (before its sources were published) printed the level
+// without "NCCL": "host:pid:tid [dev] INFO ..." and "host:pid:tid [dev]
+// file:line WARN ...". Read only after a whole "host:pid:tid [dev] " prefix.
+bool read_old_level(std::string_view s, size_t& i, Frame& f, std::string_view& level) {
+  if (consume(s, i, "INFO ")) {
+    level = "INFO";
+    return true;
+  }
+  size_t sp = s.find(' ', i);
+  if (sp == std::string_view::npos || s.substr(sp + 1, 5) != "WARN ") return false;
+  std::string_view file_line = s.substr(i, sp - i);
+  std::string_view file = f.src_file;
+  int line = f.src_line;
+  if (!split_file_line(file_line, f) || f.src_file.find('.') == std::string_view::npos) {
+    f.src_file = file;
+    f.src_line = line;
+    return false;
+  }
+  level = "WARN";
+  i = sp + 6;
+  return true;
+}
+
 // host:pid:tid [dev] NCCL INFO ...   (optionally after "[2025-04-08 08:39:46] ")
 bool peel_nccl(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
@@ -188,7 +211,13 @@ bool peel_nccl(std::string_view& rest, Frame& f) {
   // read_level sets the source file; a failed try must leave f as it was.
   std::string_view file = f.src_file;
   int file_line = f.src_line;
-  bool ok = !device_first && read_full_source(s, i, src) && read_level(s, i, true, f, level);
+  bool full = !device_first && read_full_source(s, i, src);
+  size_t after_source = i;
+  bool ok = full && read_level(s, i, true, f, level);
+  if (!ok && full) {
+    i = after_source;
+    ok = read_old_level(s, i, f, level);
+  }
   if (!ok) {
     i = after_ts;
     src = NcclSource{};

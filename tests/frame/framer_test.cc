@@ -794,6 +794,28 @@ TEST(Framer, SaysWhereAGluedLogLineBeginsSoTheBarIsKept) {
   EXPECT_EQ(plain.glued_at, 0u);
 }
 
+TEST(Framer, ReadsTheLevelOfNcclBeforeItsSourcesWerePublished) {
+  // NCCL 2.0-2.2 printed no "NCCL" before the level.
+  Framer framer;
+  Frame warn = framer.frame("seyun:17283:17549 [3] include/socket.h:371 WARN Connection closed by remote peer");
+  EXPECT_EQ(warn.producer, Producer::kNccl);
+  EXPECT_EQ(warn.nccl_level, "WARN");
+  EXPECT_EQ(warn.host, "seyun");
+  EXPECT_EQ(warn.device, 3);
+  EXPECT_EQ(warn.src_file, "include/socket.h");
+  EXPECT_EQ(warn.src_line, 371);
+  EXPECT_EQ(warn.body, "Connection closed by remote peer");
+  Frame info = framer.frame("seyun:17281:17552 [1] INFO bootstrap.cu:45 -> 2 [Net]");
+  EXPECT_EQ(info.producer, Producer::kNccl);
+  EXPECT_EQ(info.nccl_level, "INFO");
+  EXPECT_EQ(info.body, "bootstrap.cu:45 -> 2 [Net]");
+  // Without the whole host:pid:tid [dev] prefix, a bare INFO is not NCCL's.
+  Frame plain = framer.frame("[1] INFO starting the data loader");
+  EXPECT_NE(plain.producer, Producer::kNccl);
+  Frame words = framer.frame("node1:12:13 [0] some words WARN nothing");
+  EXPECT_NE(words.producer, Producer::kNccl);
+}
+
 TEST(Framer, KeepsTheLastSegmentOfCarriageReturnRedraws) {
   Framer framer;
   Frame f = framer.frame(
