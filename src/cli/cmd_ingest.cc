@@ -3,7 +3,9 @@
 // `ncclpm ingest PATH... [--db FILE] [--job NAME] [--threads N]`
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -25,12 +27,15 @@ std::string rank_list(const std::string& concatenated) {
   return util::rank_ranges(std::move(ranks));
 }
 
-void print_progress(const ingest::Progress& p) {
-  std::fprintf(stderr, "\r\x1b[Kingesting: %lld/%lld files, %.1f/%.1f MB, %s lines",
-               static_cast<long long>(p.files_done), static_cast<long long>(p.files_total),
-               static_cast<double>(p.bytes_done) / 1e6, static_cast<double>(p.bytes_total) / 1e6,
-               with_commas(p.lines).c_str());
-  std::fflush(stderr);
+// Redrawn in place on the terminal, a few times a second.
+std::function<void(const ingest::Progress&)> progress_printer() {
+  auto start = std::chrono::steady_clock::now();
+  return [start, throttle = ingest::ProgressThrottle()](const ingest::Progress& p) mutable {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!throttle.due(p, elapsed)) return;
+    std::fprintf(stderr, "\r\x1b[K%s", ingest::progress_text(p, elapsed).c_str());
+    std::fflush(stderr);
+  };
 }
 
 // What was found, from the database itself: the same numbers `query` shows.
@@ -99,7 +104,7 @@ int cmd_ingest(const Args& args) {
   opt.cancel = &g_interrupted;
   bool quiet = vm.count("quiet") != 0;
   bool tty = isatty(STDERR_FILENO) != 0;
-  if (tty && !quiet) opt.on_progress = print_progress;
+  if (tty && !quiet) opt.on_progress = progress_printer();
 
   auto report = ingest::run(opt);
   if (tty && !quiet) std::fprintf(stderr, "\r\x1b[K");

@@ -20,6 +20,24 @@ struct Progress {
   int64_t files_done = 0, files_total = 0;
   int64_t bytes_done = 0, bytes_total = 0;
   int64_t lines = 0;
+  bool finished() const { return files_done >= files_total; }
+};
+
+/// The progress line: files, megabytes, lines, and once the ingest has run a
+/// few seconds the time left at the rate so far ("about 40 s left").
+std::string progress_text(const Progress& p, double elapsed_s);
+
+/// Redraws a few times a second, not once per file (a job of 2,000 small files
+/// would redraw 2,000 times); the last state is always drawn.
+class ProgressThrottle {
+ public:
+  explicit ProgressThrottle(double interval_s = 0.2) : interval_s_(interval_s) {}
+  /// Whether to draw `p` at `elapsed_s` seconds into the ingest.
+  bool due(const Progress& p, double elapsed_s);
+
+ private:
+  double interval_s_;
+  double last_s_ = -1;
 };
 
 struct Options {
