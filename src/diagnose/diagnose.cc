@@ -129,6 +129,22 @@ void stop_before_failures_leads(std::vector<Finding>& findings) {
   }
 }
 
+// The single rank below the highest one that timed out that did not time out
+// itself (ranks 1-3 waited: rank 0); -1 when none or several are missing.
+int only_rank_missing(const JobFacts& f, const Alignment& a) {
+  std::set<int> waited(a.victims);
+  for (const TimeoutRecord& t : f.timeouts)
+    if (t.at.rank >= 0) waited.insert(t.at.rank);
+  if (waited.empty()) return -1;
+  int missing = -1;
+  for (int r = 0; r < *waited.rbegin(); ++r) {
+    if (waited.count(r) != 0) continue;
+    if (missing >= 0) return -1;
+    missing = r;
+  }
+  return missing;
+}
+
 // A stall of a whole phase: what a rank did instead of the collective.
 bool is_phase(const std::string& category) {
   return category == "save_phase_stall" || category == "eval_generate_stall" || category == "packing_deadlock" ||
@@ -291,6 +307,10 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
                                  rule.scope == rules::Scope::kCulpritTail;
     std::set<int> culprits = symptom_of_collective && !a.culprits.empty() ? a.culprits : hits.ranks;
     if (hits.before_failure) culprits = hits.ranks;  // whoever printed what the job was doing then
+    // What the job was doing, printed without a rank (a main process's bars):
+    // the one rank that did not time out with the others was doing it.
+    if (hits.before_failure && culprits.empty() && rule.scope == rules::Scope::kCulpritTail)
+      if (int r = only_rank_missing(facts, a); r >= 0) culprits = {r};
     if (rule.category == "collective_timeout" || rule.category == "launcher_sigterm") culprits = a.culprits;
     if (rule.category == "desync" && rule.builtin.empty() && !facts.reported_culprits.empty())
       culprits = facts.reported_culprits;

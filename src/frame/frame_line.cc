@@ -159,6 +159,21 @@ bool looks_like_progress_bar(std::string_view s) {
          s.find("%|") != std::string_view::npos;
 }
 
+// A c10 log line glued to the end of a progress bar with no tee prefix
+// between them: "...66.12it/s][E ProcessGroupNCCL.cpp:567] [Rank 1] ...".
+void glue_c10_line(std::string_view line, std::string_view& rest, Frame& f) {
+  for (size_t at = rest.find("]["); at != std::string_view::npos; at = rest.find("][", at + 1)) {
+    std::string_view candidate = rest.substr(at + 1);
+    Frame probe;
+    if (!peel_c10(candidate, probe)) continue;
+    rest.remove_prefix(at + 1);
+    f.progress_bar = true;
+    if (rest.data() > line.data() && rest.data() < line.data() + line.size())
+      f.glued_at = static_cast<size_t>(rest.data() - line.data());
+    return;
+  }
+}
+
 }  // namespace
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
@@ -384,6 +399,8 @@ Frame Framer::frame(std::string_view line) {
       }
     }
   }
+  if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && looks_like_progress_bar(rest))
+    glue_c10_line(line, rest, f);
   peel_producer(rest, f);
   if (f.producer != Producer::kUnknown) f.had_prefix = true;
   f.body = rest;

@@ -189,6 +189,26 @@ TEST(Stall, DataStillBeingPreparedWhenTheOthersTimedOutIsAStraggler) {
   EXPECT_EQ(d.findings.front().category, "straggler");
 }
 
+// An old (PyTorch 1.x) watchdog line of one rank, without a sequence number.
+std::string old_watchdog(int rank) {
+  return "[E ProcessGroupNCCL.cpp:567] [Rank " + std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=60000) ran for "
+         "67434 milliseconds before timing out.\n";
+}
+
+TEST(Stall, DataPreparedByAnUnnamedRankIsTheOneRankThatDidNotTimeOut) {
+  const std::string bar = "train: Scanning 'labels'...:  97%|##9| 43830/45049 [01:07<00:18, 66.12it/s]";
+  auto one = diagnose_log(bar + old_watchdog(1) + old_watchdog(2) + old_watchdog(3));
+  ASSERT_TRUE(one.has_root_cause());
+  EXPECT_EQ(one.findings.front().rule, "data-preparation-outlasted-timeout");
+  EXPECT_EQ(one.findings.front().culprit_ranks, std::vector<int>{0}) << "ranks 1-3 timed out: rank 0 was preparing";
+
+  auto two = diagnose_log(bar + "\n" + old_watchdog(1) + old_watchdog(3));
+  ASSERT_TRUE(two.has_root_cause());
+  EXPECT_EQ(two.findings.front().rule, "data-preparation-outlasted-timeout");
+  EXPECT_TRUE(two.findings.front().culprit_ranks.empty()) << "ranks 1 and 3 timed out: 0 or 2 may be preparing";
+}
+
 TEST(Stall, AFinishedPreparationIsNoStraggler) {
   auto d = diagnose_log(
       "Map: 100%|##########| 1000/1000 [00:01<00:00]\n"

@@ -816,6 +816,20 @@ TEST(Framer, ReadsTheLevelOfNcclBeforeItsSourcesWerePublished) {
   EXPECT_NE(words.producer, Producer::kNccl);
 }
 
+TEST(Framer, FindsAC10LineGluedToAProgressBarWithoutATeePrefix) {
+  Framer framer;
+  std::string_view line =
+      "train: Scanning 'labels'...43718 found:  97%|##9| 43830/45049 [01:07<00:18, 66.12it/s][E "
+      "ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught collective operation timeout";
+  Frame f = framer.frame(line);
+  EXPECT_EQ(f.producer, Producer::kC10);
+  EXPECT_EQ(f.pg_rank, 1);
+  EXPECT_EQ(f.body, "Watchdog caught collective operation timeout");
+  EXPECT_EQ(f.glued_at, line.find("[E "));
+  Frame words = framer.frame("Epoch 1:  50%|#####     | 5/10 [00:05<00:05, 1.00it/s][Ending soon]");
+  EXPECT_EQ(words.glued_at, 0u) << "a bracket that is no c10 prefix stays part of the bar";
+}
+
 TEST(Framer, KeepsTheLastSegmentOfCarriageReturnRedraws) {
   Framer framer;
   Frame f = framer.frame(
