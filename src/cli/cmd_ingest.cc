@@ -122,9 +122,12 @@ int cmd_ingest(const Args& args) {
     std::cerr << "ncclpm: note: " << with_commas(r.totals.unparsed)
               << " lines matched no parser (kept, see table unparsed_lines)\n";
   }
-  std::fprintf(stderr, "ingested %s lines from %s files in %.2f s (%s already in the database)\n",
+  std::fprintf(stderr, "ingested %s lines from %s files in %.2f s (%s already in the database%s)\n",
                with_commas(r.totals.read).c_str(), with_commas(r.files_new).c_str(), r.seconds,
-               with_commas(r.files_already).c_str());
+               with_commas(r.files_already).c_str(),
+               r.files_replaced > 0
+                   ? (", " + with_commas(r.files_replaced) + " changed since and replaced").c_str()
+                   : "");
   if (vm.count("timings") != 0)
     std::fprintf(stderr,
                  "timings: discover %.2f s, read+parse+write %.2f s, finalize (inference, indexes, commit) %.2f s\n",

@@ -113,6 +113,12 @@ Result<Report> run(const Options& opt) {
       ++report.files_already;
       continue;
     }
+    // Known path, new content: the file grew (or was rewritten) since the
+    // last ingest. Its new content replaces its rows, in this transaction.
+    if (auto old = w.file_at(f.rel_path)) {
+      if (Status s = w.forget_file(*old); !s) return s.take_error();
+      ++report.files_replaced;
+    }
     auto id = w.add_file(f);
     if (!id) return id.take_error();
     todo.push_back(&f);

@@ -114,10 +114,13 @@ Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_pat
   if (Status s = ingest->run({w->job_id_, now, paths_text, std::string(NCCLPM_VERSION)}); !s)
     return s.take_error();
   w->ingest_id_ = w->db_.last_insert_id();
-  auto known = w->db_.prepare("SELECT fingerprint FROM files WHERE job_id = ?");
+  auto known = w->db_.prepare("SELECT fingerprint, rel_path, file_id FROM files WHERE job_id = ?");
   if (!known) return known.take_error();
   if (Status s = known->bind_all({w->job_id_}); !s) return s.take_error();
-  while (known->step()) w->known_.insert(known->column_text(0));
+  while (known->step()) {
+    w->known_.insert(known->column_text(0));
+    w->known_paths_[known->column_text(1)] = known->column_int(2);
+  }
   if (Status s = w->prepare_statements(); !s) return s.take_error();
   return w;
 }
@@ -168,6 +171,51 @@ Status IngestWriter::prepare_statements() {
     *d.target = std::move(s).value();
   }
   return Ok{};
+}
+
+std::optional<int64_t> IngestWriter::file_at(const std::string& rel_path) const {
+  auto it = known_paths_.find(rel_path);
+  if (it == known_paths_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status IngestWriter::forget_file(int64_t file_id) {
+  auto blocks = db_.scalar_int("SELECT count(*) FROM collective_blocks WHERE file_id = ?", {file_id});
+  if (!blocks) return blocks.take_error();
+  rebuild_summary_ = rebuild_summary_ || *blocks > 0;
+  // Every table keyed by an event's id, found in the schema so that a new
+  // typed table is never forgotten here.
+  auto typed = db_.prepare(
+      "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c"
+      " WHERE m.type = 'table' AND m.name != 'events' AND c.name = 'event_id'");
+  if (!typed) return typed.take_error();
+  std::vector<std::string> tables;
+  while (typed->step()) tables.push_back(typed->column_text(0));
+  for (const std::string& t : tables) {
+    std::string sql = "DELETE FROM " + t + " WHERE event_id IN (SELECT event_id FROM events WHERE file_id = ?)";
+    auto del = db_.prepare(sql);
+    if (!del) return del.take_error();
+    if (Status s = del->run({file_id}); !s) return s;
+  }
+  for (const char* t : {"events", "unparsed_lines", "collective_blocks", "flight_recorder_entries",
+                        "flight_recorder_pg_status", "files"}) {
+    auto del = db_.prepare(std::string("DELETE FROM ") + t + " WHERE file_id = ?");
+    if (!del) return del.take_error();
+    if (Status s = del->run({file_id}); !s) return s;
+  }
+  std::erase_if(known_paths_, [&](const auto& kv) { return kv.second == file_id; });
+  return Ok{};
+}
+
+// Counted again from the stored blocks: a replaced file's calls must leave the
+// summary with it.
+Status IngestWriter::rebuild_collective_summary() {
+  if (Status s = db_.exec("DELETE FROM collective_summary WHERE job_id = " + std::to_string(job_id_)); !s) return s;
+  auto ins = db_.prepare(
+      "INSERT INTO collective_summary SELECT job_id, rank, nranks, op, datatype, count(*), max(op_count)"
+      " FROM collective_calls WHERE job_id = ? GROUP BY rank, nranks, op, datatype");
+  if (!ins) return ins.take_error();
+  return ins->run({job_id_});
 }
 
 Result<int64_t> IngestWriter::add_file(const discover::DiscoveredFile& f) {
@@ -334,7 +382,7 @@ Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
 }
 
 Status IngestWriter::commit(const Totals& t) {
-  if (Status s = write_collective_summary(); !s) return s;
+  if (Status s = rebuild_summary_ ? rebuild_collective_summary() : write_collective_summary(); !s) return s;
   if (Status s = post_process(); !s) return s;
   auto done = db_.prepare(
       "UPDATE ingests SET finished_at=?, files_new=?, files_already=?, lines=?, bytes=?, seconds=?"

@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -41,6 +43,14 @@ class IngestWriter {
   bool creating_new_database() const { return !temp_path_.empty(); }
   /// Fingerprints of the files this job already holds: ingesting them again adds nothing.
   const std::unordered_set<std::string>& known_fingerprints() const { return known_; }
+
+  /// The file this job already holds under `rel_path`, if any: a file whose
+  /// fingerprint is new but whose path is not has changed (grown) since.
+  std::optional<int64_t> file_at(const std::string& rel_path) const;
+  /// Removes everything a file stored (its events and their typed rows, its
+  /// unparsed lines, COLL blocks, Flight Recorder rows and its `files` row),
+  /// inside this ingest's transaction: its new content replaces it.
+  Status forget_file(int64_t file_id);
 
   Result<int64_t> add_file(const discover::DiscoveredFile& f);
   Status write_rows(int64_t file_id, recognize::Rows& rows);
@@ -72,6 +82,9 @@ class IngestWriter {
   int64_t job_id_ = 0, ingest_id_ = 0, first_new_file_id_ = 0;
   bool open_transaction_ = false;
   std::unordered_set<std::string> known_;
+  std::unordered_map<std::string, int64_t> known_paths_;  // rel_path -> file_id
+  bool rebuild_summary_ = false;  // a replaced file had COLL blocks
+  Status rebuild_collective_summary();
   struct Statements;
   std::unique_ptr<Statements> st_;
   // Kept while writing so that diagnose never scans millions of collective rows.
