@@ -49,6 +49,20 @@ int cmd_diagnose(const Args& args) {
     print_error(job_id.error());
     return static_cast<int>(ExitCode::kError);
   }
+  // Say first what the evidence lacks; with nothing to read there is nothing to conclude.
+  auto gaps = diagnose::evidence_gaps(*db, *job_id);
+  if (!gaps) {
+    print_error(gaps.error());
+    return static_cast<int>(ExitCode::kError);
+  }
+  if (gaps->lines_read == 0) {
+    print_error(Error::plain("nothing to diagnose in job " + util::quoted(job) + ": no readable line " + gaps->words(),
+                             "check the files named above, or ingest the directory the logs were written to"));
+    return static_cast<int>(ExitCode::kNothingToRead);
+  }
+  if (gaps->incomplete())
+    print_warning(Error::plain("the evidence is incomplete: " + gaps->words() +
+                               "; the findings rest on the rest"));
   auto d = diagnose::run(*db, *job_id, *rules);
   if (!d) {
     print_error(d.error());

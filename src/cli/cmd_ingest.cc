@@ -135,7 +135,8 @@ int cmd_ingest(const Args& args) {
   if (quiet) return 0;
   std::cout << "job " << r.job << " -> " << r.db_path.string() << "\n";
   std::cout << "files: " << r.files_new << " new, " << r.files_already << " already ingested, "
-            << r.files_skipped << " skipped, " << r.files_partial << " partly readable\n";
+            << r.files_skipped << " skipped, " << r.files_partial << " partly readable, " << r.files_unreadable
+            << " unreadable\n";
   std::cout << "lines: " << with_commas(r.totals.read) << " read = " << with_commas(r.totals.blank)
             << " blank + " << with_commas(r.totals.recognized) << " recognized + "
             << with_commas(r.totals.unparsed) << " unparsed\n";

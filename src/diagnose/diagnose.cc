@@ -277,6 +277,42 @@ Result<int64_t> resolve_job(store::Connection& db, const std::string& name, std:
   return stmt->column_int(0);
 }
 
+Result<EvidenceGaps> evidence_gaps(store::Connection& db, int64_t job_id) {
+  auto stmt = db.prepare("SELECT rel_path, status, coalesce(problem, ''), lines_read FROM files WHERE job_id = ?");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+  EvidenceGaps g;
+  std::optional<Error> err;
+  while (stmt->step(&err)) {
+    std::string status = stmt->column_text(1), problem = stmt->column_text(2);
+    int64_t lines = stmt->column_int(3);
+    ++g.files;
+    g.lines_read += lines;
+    if (status == "skipped") ++g.skipped;
+    else if (status == "error") ++g.unreadable;
+    else if (status == "partial") ++g.partial;
+    else if (lines == 0) ++g.empty;
+    if (!problem.empty() && g.examples.size() < 3) g.examples.push_back(stmt->column_text(0) + ": " + problem);
+  }
+  if (err) return *err;
+  return g;
+}
+
+std::string EvidenceGaps::words() const {
+  std::string out;
+  auto add = [&](int64_t n, const char* what) {
+    if (n > 0) out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(unreadable, "unreadable");
+  add(skipped, "skipped (not text)");
+  add(partial, "partly readable");
+  add(empty, "empty");
+  out = "of " + std::to_string(files) + " files, " + out;
+  for (size_t i = 0; i < examples.size(); ++i) out += (i == 0 ? " (" : "; ") + examples[i];
+  if (!examples.empty()) out += ")";
+  return out;
+}
+
 Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSet& rules) {
   auto facts_or = load_facts(db, job_id);
   if (!facts_or) return facts_or.take_error();

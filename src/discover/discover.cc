@@ -29,7 +29,7 @@ std::string fingerprint(int fd, const std::string& rel_path, int64_t size, std::
   uLong h = crc32(0L, Z_NULL, 0);
   h = crc32(h, reinterpret_cast<const Bytef*>(rel_path.data()), static_cast<uInt>(rel_path.size()));
   h = crc32(h, reinterpret_cast<const Bytef*>(raw_head.data()), static_cast<uInt>(raw_head.size()));
-  if (size > static_cast<int64_t>(kHeadBytes)) {
+  if (fd >= 0 && size > static_cast<int64_t>(kHeadBytes)) {
     std::string tail(kHeadBytes, '\0');
     ssize_t n = ::pread(fd, tail.data(), tail.size(), size - static_cast<off_t>(kHeadBytes));
     if (n > 0) h = crc32(h, reinterpret_cast<const Bytef*>(tail.data()), static_cast<uInt>(n));
@@ -61,6 +61,8 @@ Result<std::string> read_head(const fs::path& path, DiscoveredFile& f) {
     int m = gzread(gz, out.data(), static_cast<unsigned>(out.size()));
     gzclose(gz);
     out.resize(m > 0 ? static_cast<size_t>(m) : 0);
+    if (out.empty() && !raw.empty())
+      return Error::at(path.string(), "gzip stream decodes to nothing (truncated or damaged)");
     return out;
   }
   if (f.compression == read::Compression::kZstd) {
@@ -74,6 +76,8 @@ Result<std::string> read_head(const fs::path& path, DiscoveredFile& f) {
     }
     ZSTD_freeDCtx(ctx);
     out.resize(o.pos);
+    if (out.empty() && !raw.empty())
+      return Error::at(path.string(), "zstd stream decodes to nothing (truncated or damaged)");
     return out;
   }
   return raw;
@@ -118,6 +122,7 @@ const char* file_kind_name(FileKind k) {
     case FileKind::kJsonLines: return "json_lines";
     case FileKind::kBinary: return "binary";
     case FileKind::kEmpty: return "empty";
+    case FileKind::kUnreadable: return "unreadable";
   }
   return "text";
 }
@@ -188,7 +193,13 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
     f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
     Result<std::string> head = read_head(path, f);
     if (!head) {
+      // Kept with its problem, so that the database says what was not read.
       out.problems.push_back(head.error());
+      f.kind = FileKind::kUnreadable;
+      f.skip_reason = head.error().message;
+      if (f.fingerprint.empty()) f.fingerprint = fingerprint(-1, f.rel_path, f.size_bytes, "unreadable");
+      f.hints = hints_from_path(f.rel_path);
+      out.files.push_back(std::move(f));
       return;
     }
     f.kind = classify(f.rel_path, *head, &f.skip_reason);
@@ -221,6 +232,10 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
         add_file(it->path(), p);
       } else if (it->is_symlink(fec) && !fs::exists(it->path(), fec)) {
         out.problems.push_back(Error::at(it->path().string(), "broken symbolic link: its target does not exist"));
+      } else if (it->is_symlink(fec) && fs::is_directory(it->path(), fec)) {
+        out.problems.push_back(Error::at(it->path().string(),
+                                         "symbolic link to a directory, not followed (links can loop)",
+                                         "give its target as a path of its own to read it"));
       }
     }
   }

@@ -38,6 +38,10 @@ void parse_file(const discover::DiscoveredFile& file, size_t file_index, int64_t
       batch.outcome.status = "skipped";
       batch.outcome.problem = file.skip_reason;
       break;
+    case FileKind::kUnreadable:
+      batch.outcome.status = "error";
+      batch.outcome.problem = file.skip_reason;
+      break;
     case FileKind::kEmpty:
       break;
     case FileKind::kElasticError:

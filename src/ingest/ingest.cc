@@ -185,7 +185,8 @@ Result<Report> run(const Options& opt) {
     report.totals.oversized += f.counts.oversized;
     report.totals.bytes += f.counts.bytes;
     if (f.status == "skipped") ++report.files_skipped;
-    if (f.status == "partial" || f.status == "error") ++report.files_partial;
+    if (f.status == "partial") ++report.files_partial;
+    if (f.status == "error") ++report.files_unreadable;
     if (!f.problem.empty()) report.warnings.push_back(Error::at(f.rel_path, f.problem));
   }
   report.files_new = static_cast<int64_t>(todo.size());

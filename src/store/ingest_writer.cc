@@ -219,7 +219,9 @@ Status IngestWriter::rebuild_collective_summary() {
 }
 
 Result<int64_t> IngestWriter::add_file(const discover::DiscoveredFile& f) {
-  std::string status = f.kind == discover::FileKind::kBinary ? "skipped" : "ok";
+  std::string status = f.kind == discover::FileKind::kBinary       ? "skipped"
+                       : f.kind == discover::FileKind::kUnreadable ? "error"
+                                                                   : "ok";
   Status s = st_->file.run(
       {job_id_, ingest_id_, text(fs::absolute(f.path).string()), text(f.rel_path),
        std::string(discover::file_kind_name(f.kind)), std::string(read::compression_name(f.compression)),

@@ -76,6 +76,35 @@ TEST(BadInput, UnreadableFileIsReportedAndTheRestIngested) {
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.err.find("secret.log: cannot open: permission denied"), std::string::npos) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM files WHERE rel_path = 'secret.log' AND status = 'error'"
+                              " AND problem LIKE '%permission denied%'"),
+            1)
+      << "an unreadable file still has its row, with its problem";
+}
+
+TEST(BadInput, ACompressedFileThatDecodesToNothingHasARowWithItsProblem) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  testing::write_gzip(t / "whole.gz", kWatchdog + kWatchdog);
+  write_file(t / "logs/cut.log.gz", read_file(t / "whole.gz").substr(0, 12));  // the header and no more
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("cut.log.gz: gzip stream decodes to nothing"), std::string::npos) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM files WHERE rel_path = 'cut.log.gz' AND status = 'error'"
+                              " AND kind = 'unreadable' AND problem LIKE 'gzip stream decodes to nothing%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM watchdog_timeouts"), 1) << "the readable file is ingested";
+  EXPECT_NE(r.out.find("1 unreadable"), std::string::npos) << r.out;
+}
+
+TEST(BadInput, ASymlinkToADirectoryIsReportedNotSilentlySkipped) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  write_file(t / "elsewhere/rank2.log", kWatchdog);
+  fs::create_directory_symlink(t / "elsewhere", t / "logs/more");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("more: symbolic link to a directory, not followed"), std::string::npos) << r.err;
 }
 
 TEST(BadInput, TruncatedGzipKeepsWhatWasReadableAndFlagsTheFile) {

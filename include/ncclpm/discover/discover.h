@@ -27,6 +27,7 @@ enum class FileKind {
   kJsonLines,       ///< one JSON object per line (structured logging)
   kBinary,          ///< not text: skipped and reported
   kEmpty,           ///< zero bytes
+  kUnreadable,      ///< could not be opened, read or decompressed: a row with its problem, nothing parsed
 };
 const char* file_kind_name(FileKind k);
 
@@ -46,14 +47,14 @@ struct DiscoveredFile {
   int64_t mtime_ns = 0;
   read::Compression compression = read::Compression::kNone;
   FileKind kind = FileKind::kTextLog;
-  std::string skip_reason;         ///< set for kBinary
+  std::string skip_reason;         ///< why it is not parsed: set for kBinary and kUnreadable
   std::string fingerprint;         ///< hash of relative path, size, first and last 64 KiB
   PathHints hints;
 };
 
 struct Discovery {
-  std::vector<DiscoveredFile> files;
-  std::vector<Error> problems;     ///< unreadable entries; the rest go on
+  std::vector<DiscoveredFile> files;  ///< unreadable files too (kUnreadable), so that each has a row
+  std::vector<Error> problems;        ///< what could not be read or was not followed; the rest go on
 };
 
 /// Walks every path (file or directory). A path that does not exist is an

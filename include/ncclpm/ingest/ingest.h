@@ -62,7 +62,7 @@ struct Report {
   std::filesystem::path db_path;
   int64_t files_found = 0, files_new = 0, files_already = 0;
   int64_t files_replaced = 0;  ///< of files_new: known paths whose content changed
-  int64_t files_skipped = 0, files_partial = 0;
+  int64_t files_skipped = 0, files_partial = 0, files_unreadable = 0;
   recognize::LineCounts totals;
   int64_t events = 0, collectives = 0;
   double seconds = 0;

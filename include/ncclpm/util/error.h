@@ -38,6 +38,7 @@ enum class ExitCode : int {
   kError = 1,        ///< an error stopped it
   kUsage = 2,        ///< the command line was wrong
   kTimedOut = 3,     ///< replay's collective, or query's --timeout, ran past its deadline
+  kNothingToRead = 4,  ///< diagnose: the job's files hold no readable line
   kInterrupted = 130 ///< Ctrl-C or SIGTERM
 };
 
