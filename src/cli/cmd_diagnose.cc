@@ -69,10 +69,14 @@ int cmd_diagnose(const Args& args) {
     return static_cast<int>(ExitCode::kError);
   }
   d->job = job;
-  if (Status s = diagnose::store_findings(*db, *d); !s) {
-    print_error(s.error());
+  auto stored = diagnose::store_findings_if_writable(*db, *d);
+  if (!stored) {
+    print_error(stored.error());
     return static_cast<int>(ExitCode::kError);
   }
+  if (!*stored)
+    print_warning(Error::plain("the database is read-only: the findings are shown, not stored",
+                               "replay takes the collective as spelled out below; copy the database to store them"));
   report::RenderOptions o{db_path, vm.count("verbose") != 0};
   if (format == "json") std::cout << report::render_json(*d, o);
   else if (format == "markdown") std::cout << report::render_markdown(*d, o);

@@ -23,7 +23,13 @@ Status diagnose_missing_jobs(store::Connection& db, const rules::RuleSet& rules,
     auto d = diagnose::run(db, id, rules);
     if (!d) return d.take_error();
     d->job = name;
-    if (Status s = diagnose::store_findings(db, *d); !s) return s;
+    auto stored = diagnose::store_findings_if_writable(db, *d);
+    if (!stored) return stored.take_error();
+    if (!*stored) {
+      print_warning(Error::plain("the database is read-only: " + std::to_string(todo.size()) +
+                                 " job(s) not diagnosed yet are left out of the history"));
+      return Ok{};
+    }
     ++*diagnosed;
   }
   return Ok{};

@@ -6,6 +6,19 @@
 
 namespace ncclpm::diagnose {
 
+Result<bool> store_findings_if_writable(store::Connection& db, Diagnosis& d) {
+  if (sqlite3_db_readonly(db.raw(), "main") == 1) return false;
+  Status s = store_findings(db, d);
+  if (s) return true;
+  // A writable file in a directory where the journal cannot be created.
+  int code = sqlite3_errcode(db.raw()) & 0xff;
+  if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN) {
+    for (Finding& f : d.findings) f.finding_id = 0;
+    return false;
+  }
+  return s.take_error();
+}
+
 Status store_findings(store::Connection& db, Diagnosis& d) {
   if (Status s = db.exec("BEGIN IMMEDIATE"); !s) return s;
   auto fail = [&](Status s) {

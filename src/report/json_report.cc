@@ -18,6 +18,14 @@ std::string format_time(int64_t ts_us) {
 }
 
 std::string replay_command(const diagnose::Finding& f, const RenderOptions& o) {
+  if (f.finding_id <= 0 && f.replay) {
+    // Not stored (a read-only database): the collective spelled out.
+    const plan::CollectivePlan& p = *f.replay;
+    std::string cmd = std::string("ncclpm replay --op ") + plan::op_name(p.op) + " --count " + std::to_string(p.count) +
+                      " --dtype " + vocab::datatype_name(p.datatype);
+    if (plan::op_has_root(p.op)) cmd += " --root " + std::to_string(p.root);
+    return cmd;
+  }
   std::string cmd = "ncclpm replay --finding " + std::to_string(f.finding_id);
   if (!o.db_path.empty() && o.db_path != "incidents.db") cmd += " --db " + o.db_path;
   return cmd;

@@ -32,5 +32,8 @@ Result<EvidenceGaps> evidence_gaps(store::Connection& db, int64_t job_id);
 
 /// Replaces the job's stored findings by `d`'s and sets their finding_id.
 Status store_findings(store::Connection& db, Diagnosis& d);
+/// Stores the findings unless the database cannot be written (a read-only
+/// file or filesystem: an archived incident); false then, and `d` keeps no ids.
+Result<bool> store_findings_if_writable(store::Connection& db, Diagnosis& d);
 
 }  // namespace ncclpm::diagnose
