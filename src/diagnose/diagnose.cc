@@ -12,6 +12,7 @@
 #include "describe.h"
 #include "job_facts.h"
 #include "lead.h"
+#include "ncclpm/store/schema.h"
 #include "ncclpm/vocab/nccl_enums.h"
 #include "rule_eval.h"
 
@@ -268,7 +269,12 @@ Result<int64_t> resolve_job(store::Connection& db, const std::string& name, std:
   if (!name.empty()) {
     if (Status s = stmt->bind_all({name}); !s) return s.take_error();
   }
-  if (!stmt->step()) {
+  std::optional<Error> err;
+  if (!stmt->step(&err)) {
+    if (err) return *err;
+    // A damaged file can lose its jobs without an error: look before saying there are none.
+    auto check = db.prepare("PRAGMA quick_check(1)");
+    if (check && check->step() && check->column_text(0) != "ok") return store::damaged_database(db);
     if (name.empty()) return Error::at(db.path(), "no job in this database", "run `ncclpm ingest LOG_DIR` first");
     return Error::at(db.path(), "no job named '" + name + "'",
                      "list them with: ncclpm query \"SELECT name FROM jobs\"");

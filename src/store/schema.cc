@@ -137,6 +137,13 @@ CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_
 )SQL";
 }
 
+Error damaged_database(const Connection& db) {
+  return Error::at(db.path(), "the database is damaged (" + std::string(sqlite3_errmsg(db.raw())) +
+                                  "): truncated or overwritten since ncclpm wrote it",
+                   "ingest the logs again into a new database (--db NEW.db); `sqlite3 FILE .recover` may "
+                   "save what is left");
+}
+
 Status check_or_create_schema(Connection& db, bool create) {
   // Reading user_version is the first access: a file that is not SQLite fails here.
   auto version = db.scalar_int("PRAGMA user_version");
@@ -144,6 +151,7 @@ Status check_or_create_schema(Connection& db, bool create) {
     return Error::at(db.path(), "the database is locked by a writer (an ingest still running?); waited 5 s",
                      "run this again when the ingest has finished");
   }
+  if (!version && (sqlite3_errcode(db.raw()) & 0xff) == SQLITE_CORRUPT) return damaged_database(db);
   if (!version) {
     return Error::at(db.path(), "not an ncclpm incident database (" + version.error().message + ")",
                      "give --db a new file name, or the database that `ncclpm ingest` wrote");

@@ -4,6 +4,18 @@
 #include "ncclpm/store/collective_blocks.h"
 
 namespace ncclpm::store {
+namespace {
+
+// SQLite's message, saying plainly when the file itself is damaged.
+std::string sqlite_message(sqlite3* db) {
+  std::string msg = sqlite3_errmsg(db);
+  int code = sqlite3_errcode(db) & 0xff;
+  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+    return "the database is damaged (" + msg + "); ingest the logs again into a new database";
+  return msg;
+}
+
+}  // namespace
 
 Statement& Statement::operator=(Statement&& o) noexcept {
   if (this != &o) {
@@ -51,8 +63,7 @@ Status Statement::run(const std::vector<Value>& values) {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);  // no pointer into `values` outlives this call
   if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-    return Error::at(db_path_, std::string("write failed: ") +
-                                   sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+    return Error::at(db_path_, "write failed: " + sqlite_message(sqlite3_db_handle(stmt_)));
   }
   return Ok{};
 }
@@ -61,7 +72,7 @@ bool Statement::step(std::optional<Error>* error) {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc != SQLITE_DONE && error != nullptr) {
-    *error = Error::at(db_path_, sqlite3_errmsg(sqlite3_db_handle(stmt_)));
+    *error = Error::at(db_path_, sqlite_message(sqlite3_db_handle(stmt_)));
   }
   return false;
 }
@@ -134,7 +145,7 @@ Status Connection::exec(std::string_view sql) {
 Result<Statement> Connection::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK)
-    return Error::at(path_, sqlite3_errmsg(db_));
+    return Error::at(path_, sqlite_message(db_));
   return Statement(stmt, path_);
 }
 

@@ -21,6 +21,8 @@ const char* index_sql();
 /// application's SQLite file, not from a newer schema. An empty database is
 /// given the schema when `create` is true.
 Status check_or_create_schema(Connection& db, bool create);
+/// "the database is damaged (...): truncated or overwritten", with what to do.
+Error damaged_database(const Connection& db);
 
 /// Opens an existing incident database read-only, with a clear error when it
 /// is missing or is not one.
