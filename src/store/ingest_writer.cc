@@ -338,7 +338,7 @@ Status IngestWriter::write_collectives(int64_t file_id, const EncodedCollectives
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
-      return Error::at(db_.path(), std::string("write failed: ") + sqlite3_errmsg(db_.raw()));
+      return Error::at(db_.path(), "write failed: " + sqlite_message(db_.raw()));
   }
   merge_summary(collective_summary_, collectives.summary);
   return Ok{};

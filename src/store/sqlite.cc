@@ -4,18 +4,17 @@
 #include "ncclpm/store/collective_blocks.h"
 
 namespace ncclpm::store {
-namespace {
 
-// SQLite's message, saying plainly when the file itself is damaged.
 std::string sqlite_message(sqlite3* db) {
   std::string msg = sqlite3_errmsg(db);
   int code = sqlite3_errcode(db) & 0xff;
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
     return "the database is damaged (" + msg + "); ingest the logs again into a new database";
+  if (code == SQLITE_FULL)
+    return "the disk is full (" + msg + "): nothing of this run was kept and an existing database is as it was;"
+           " free space there or give --db on another disk";
   return msg;
 }
-
-}  // namespace
 
 Statement& Statement::operator=(Statement&& o) noexcept {
   if (this != &o) {
@@ -128,7 +127,7 @@ void Connection::close() {
 }
 
 Error Connection::error(std::string_view what) const {
-  return Error::at(path_, std::string(what) + ": " + sqlite3_errmsg(db_));
+  return Error::at(path_, std::string(what) + ": " + sqlite_message(db_));
 }
 
 Status Connection::exec(std::string_view sql) {
@@ -137,6 +136,8 @@ Status Connection::exec(std::string_view sql) {
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
     std::string text = msg != nullptr ? msg : "unknown error";
     sqlite3_free(msg);
+    int code = sqlite3_errcode(db_) & 0xff;
+    if (code == SQLITE_FULL || code == SQLITE_CORRUPT || code == SQLITE_NOTADB) text = sqlite_message(db_);
     return Error::at(path_, text);
   }
   return Ok{};

@@ -27,6 +27,10 @@ using Value = std::variant<std::monostate, int64_t, double, std::string>;
 inline Value opt_int(int64_t v) { return v < 0 ? Value() : Value(v); }
 inline Value opt_text(std::string_view s) { return s.empty() ? Value() : Value(std::string(s)); }
 
+/// SQLite's last message on `db`, saying plainly what a damaged file or a full
+/// disk means for the user.
+std::string sqlite_message(sqlite3* db);
+
 class Statement {
  public:
   Statement() = default;
