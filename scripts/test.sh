@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, runs every test.
+#   bash scripts/test.sh             Release with debug info, in build/
+#   bash scripts/test.sh --sanitize  AddressSanitizer + UBSan, in build-asan/ (slower)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+if [[ "${1:-}" == "--sanitize" ]]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLPM_SANITIZE=ON >/dev/null
+  cmake --build build-asan
+  export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  ctest --test-dir build-asan --output-on-failure -j 2 --timeout 900
+  exit
+fi
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j 2

@@ -71,7 +71,9 @@ bool LineReader::next(PhysicalLine& out) {
   int64_t full = 0;
   int64_t start_offset = consumed_;
   while (true) {
-    const char* nl = static_cast<const char*>(std::memchr(window_.data(), '\n', window_.size()));
+    // memchr must not see the null pointer of an empty view, even for 0 bytes.
+    const char* nl =
+        window_.empty() ? nullptr : static_cast<const char*>(std::memchr(window_.data(), '\n', window_.size()));
     if (nl == nullptr && !source_done_) {
       // No newline in the window: a line longer than the buffer is assembled
       // in long_line_ (clipped), the rest of the window refilled.
