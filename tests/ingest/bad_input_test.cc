@@ -27,10 +27,7 @@ using testing::run_ncclpm;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kWatchdog =
-    "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
-    "Timeout(ms)=600000) ran for 600102 milliseconds before timing out.\n";
+const std::string& kWatchdog = testing::kWatchdogLine;
 
 int64_t count(const fs::path& db, const std::string& sql) {
   auto c = store::open_for_reading(db);

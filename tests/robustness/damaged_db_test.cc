@@ -22,9 +22,7 @@ class Damaged : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(t_ / "logs/rank1.log",
-               "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-               "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
-               "Timeout(ms)=600000) ran for 600102 milliseconds before timing out.\n");
+               testing::kWatchdogLine);
     ASSERT_EQ(run_ncclpm({"ingest", (t_ / "logs").string(), "--db", (t_ / "good.db").string()}).exit_code, 0);
     good_ = read_file(t_ / "good.db");
     ASSERT_GT(good_.size(), 4u * 4096);

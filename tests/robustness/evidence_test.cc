@@ -14,10 +14,7 @@ using testing::run_ncclpm;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kWatchdog =
-    "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
-    "Timeout(ms)=600000) ran for 600102 milliseconds before timing out.\n";
+const std::string& kWatchdog = testing::kWatchdogLine;
 
 // A gzip file cut after its header: it decodes to nothing.
 void write_header_only_gzip(const TempDir& t, const std::string& name) {

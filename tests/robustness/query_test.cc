@@ -33,9 +33,7 @@ class Query : public ::testing::Test {
  protected:
   void SetUp() override {
     write_file(t_ / "logs/rank1.log",
-               "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-               "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
-               "Timeout(ms)=600000) ran for 600102 milliseconds before timing out.\n");
+               testing::kWatchdogLine);
     auto r = run_ncclpm({"ingest", (t_ / "logs").string(), "--db", db().string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     before_ = read_file(db());

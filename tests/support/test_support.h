@@ -35,6 +35,10 @@ struct RunResult {
 /// Runs the ncclpm binary with `args` (no shell), waits, returns what it printed.
 RunResult run_ncclpm(const std::vector<std::string>& args);
 
+/// Rank 1's watchdog timeout (ALLREDUCE seq 7, 600 s) as PyTorch 2.x prints
+/// it, with its newline: the smallest log that diagnoses to something.
+extern const std::string kWatchdogLine;
+
 /// Path of a file under the source tree (fixtures/...).
 std::filesystem::path source_path(const std::string& rel);
 
