@@ -10,6 +10,9 @@ std::string sqlite_message(sqlite3* db) {
   int code = sqlite3_errcode(db) & 0xff;
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
     return "the database is damaged (" + msg + "); ingest the logs again into a new database";
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    return "the database is locked by another writer (an ingest still running?); waited 5 s. Run this again when it "
+           "has finished";
   if (code == SQLITE_FULL)
     return "the disk is full (" + msg + "): nothing of this run was kept and an existing database is as it was;"
            " free space there or give --db on another disk";
@@ -137,7 +140,9 @@ Status Connection::exec(std::string_view sql) {
     std::string text = msg != nullptr ? msg : "unknown error";
     sqlite3_free(msg);
     int code = sqlite3_errcode(db_) & 0xff;
-    if (code == SQLITE_FULL || code == SQLITE_CORRUPT || code == SQLITE_NOTADB) text = sqlite_message(db_);
+    if (code == SQLITE_FULL || code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_BUSY ||
+        code == SQLITE_LOCKED)
+      text = sqlite_message(db_);
     return Error::at(path_, text);
   }
   return Ok{};
