@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include <re2/re2.h>
 
@@ -110,6 +111,20 @@ std::optional<int> number_after(const std::string& s, const RE2& re) {
   int n = 0;
   if (!RE2::PartialMatch(s, re, &n)) return std::nullopt;
   return n;
+}
+
+// What a symbolic link that is not a regular file is: a loop, a dangling
+// link, or a directory (not followed, so that links can never loop the walk).
+std::optional<Error> symlink_problem(const fs::path& link) {
+  std::error_code ec;
+  fs::file_status target = fs::status(link, ec);
+  if (ec == std::errc::too_many_symbolic_link_levels)
+    return Error::at(link.string(), "symbolic link loop: it never reaches a file");
+  if (ec || !fs::exists(target)) return Error::at(link.string(), "broken symbolic link: its target does not exist");
+  if (fs::is_directory(target))
+    return Error::at(link.string(), "symbolic link to a directory, not followed (links can loop)",
+                     "give its target as a path of its own to read it");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -230,12 +245,8 @@ Result<Discovery> discover(const std::vector<fs::path>& paths) {
       std::error_code fec;
       if (it->is_regular_file(fec)) {
         add_file(it->path(), p);
-      } else if (it->is_symlink(fec) && !fs::exists(it->path(), fec)) {
-        out.problems.push_back(Error::at(it->path().string(), "broken symbolic link: its target does not exist"));
-      } else if (it->is_symlink(fec) && fs::is_directory(it->path(), fec)) {
-        out.problems.push_back(Error::at(it->path().string(),
-                                         "symbolic link to a directory, not followed (links can loop)",
-                                         "give its target as a path of its own to read it"));
+      } else if (it->is_symlink(fec)) {
+        if (std::optional<Error> e = symlink_problem(it->path())) out.problems.push_back(std::move(*e));
       }
     }
   }

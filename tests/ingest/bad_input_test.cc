@@ -94,6 +94,19 @@ TEST(BadInput, ACompressedFileThatDecodesToNothingHasARowWithItsProblem) {
   EXPECT_NE(r.out.find("1 unreadable"), std::string::npos) << r.out;
 }
 
+TEST(BadInput, SymlinkLoopsAreReportedAndNeverWalked) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  fs::create_directory_symlink(t / "logs", t / "logs/self");
+  fs::create_symlink(t / "logs/l2", t / "logs/l1");
+  fs::create_symlink(t / "logs/l1", t / "logs/l2");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("l1: symbolic link loop: it never reaches a file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("self: symbolic link to a directory, not followed"), std::string::npos) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM files"), 1);
+}
+
 TEST(BadInput, ASymlinkToADirectoryIsReportedNotSilentlySkipped) {
   TempDir t;
   write_file(t / "logs/rank1.log", kWatchdog);
