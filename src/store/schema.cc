@@ -147,11 +147,10 @@ Error damaged_database(const Connection& db) {
 Status check_or_create_schema(Connection& db, bool create) {
   // Reading user_version is the first access: a file that is not SQLite fails here.
   auto version = db.scalar_int("PRAGMA user_version");
-  if (!version && (sqlite3_errcode(db.raw()) == SQLITE_BUSY || sqlite3_errcode(db.raw()) == SQLITE_LOCKED)) {
-    return Error::at(db.path(), "the database is locked by a writer (an ingest still running?); waited 5 s",
-                     "run this again when the ingest has finished");
-  }
-  if (!version && (sqlite3_errcode(db.raw()) & 0xff) == SQLITE_CORRUPT) return damaged_database(db);
+  // A writer holding the file: sqlite_message already says so, and what to do.
+  int code = sqlite3_errcode(db.raw()) & 0xff;
+  if (!version && (code == SQLITE_BUSY || code == SQLITE_LOCKED)) return version.take_error();
+  if (!version && code == SQLITE_CORRUPT) return damaged_database(db);
   if (!version) {
     return Error::at(db.path(), "not an ncclpm incident database (" + version.error().message + ")",
                      "give --db a new file name, or the database that `ncclpm ingest` wrote");

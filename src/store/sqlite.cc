@@ -8,7 +8,9 @@ namespace ncclpm::store {
 std::string sqlite_message(sqlite3* db) {
   std::string msg = sqlite3_errmsg(db);
   int code = sqlite3_errcode(db) & 0xff;
-  if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+  // NOTADB (a file that never was SQLite) keeps SQLite's words: the caller
+  // says "not an ncclpm incident database".
+  if (code == SQLITE_CORRUPT)
     return "the database is damaged (" + msg + "); ingest the logs again into a new database";
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
     return "the database is locked by another writer (an ingest still running?); waited 5 s. Run this again when it "
@@ -137,13 +139,8 @@ Status Connection::exec(std::string_view sql) {
   char* msg = nullptr;
   std::string s(sql);
   if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
-    std::string text = msg != nullptr ? msg : "unknown error";
-    sqlite3_free(msg);
-    int code = sqlite3_errcode(db_) & 0xff;
-    if (code == SQLITE_FULL || code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_BUSY ||
-        code == SQLITE_LOCKED)
-      text = sqlite_message(db_);
-    return Error::at(path_, text);
+    sqlite3_free(msg);  // the same text as sqlite3_errmsg, which sqlite_message reads
+    return Error::at(path_, sqlite_message(db_));
   }
   return Ok{};
 }

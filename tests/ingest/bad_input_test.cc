@@ -214,6 +214,7 @@ TEST(BadInput, FileThatIsNotSqliteIsLeftUntouched) {
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "notes.db").string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("notes.db: not an ncclpm incident database"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("damaged"), std::string::npos) << "a file that never was SQLite is not a damaged database";
   EXPECT_EQ(read_file(t / "notes.db"), notes);
 }
 

@@ -133,7 +133,7 @@ TEST_F(Query, ADatabaseBeingWrittenSaysSoAfterWaiting) {
   ASSERT_TRUE(writer->exec("BEGIN EXCLUSIVE"));
   auto r = query("SELECT 1");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("the database is locked by a writer (an ingest still running?)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the database is locked by another writer (an ingest still running?); waited 5 s"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("not an ncclpm incident database"), std::string::npos) << r.err;
   ASSERT_TRUE(writer->exec("ROLLBACK"));
 }
