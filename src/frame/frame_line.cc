@@ -399,7 +399,9 @@ Frame Framer::frame(std::string_view line) {
       }
     }
   }
-  if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && looks_like_progress_bar(rest))
+  // Most lines have no "][": one scan for it before the bar's three.
+  if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && rest.find("][") != std::string_view::npos &&
+      looks_like_progress_bar(rest))
     glue_c10_line(line, rest, f);
   peel_producer(rest, f);
   if (f.producer != Producer::kUnknown) f.had_prefix = true;
