@@ -228,6 +228,11 @@ CALLS = {
     "C10D_ERROR": (0, "error", "fmt"),
     "C10D_WARNING": (0, "warning", "fmt"),
     "C10D_INFO": (0, "info", "fmt"),
+    # socket.cpp's own helpers: recordError() logs through C10D_WARNING
+    # (2.x); logWarning()/logError() through glog's LOG() (1.11-1.13).
+    "recordError": (0, "warning", "fmt"),
+    "logWarning": (0, "warning", "fmt"),
+    "logError": (0, "error", "fmt"),
     "c10::str": (0, "built", "str"),
     "fmt::format": (0, "built", "fmt"),
     "std::runtime_error": (0, "error", "str"),
@@ -236,7 +241,7 @@ CALLS = {
     "std::system_error": (1, "error", "str"),
 }
 C10D_LOG_PREFIX = {"C10D_ERROR": "[c10d] ", "C10D_WARNING": "[c10d] ",
-                   "C10D_INFO": "[c10d] "}
+                   "C10D_INFO": "[c10d] ", "recordError": "[c10d] "}
 LOG_SEV = {"FATAL": "fatal", "ERROR": "error", "WARNING": "warning",
            "INFO": "info"}
 STREAM_VAR = re.compile(r"^(?:ss|oss|os|s|msg|errorStream|\w*[sS]tream|\w*Msg|\w*ss)$")

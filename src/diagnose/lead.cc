@@ -296,9 +296,20 @@ bool on_startup_path(const ErrorLine& e) {
   // connection setup, NVLS buffers.
   static const RE2 kInitSource(
       R"(^src/(?:init\.cc|bootstrap\.cc|graph/|transport\.cc|proxy\.cc|channel\.cc|transport/nvls\.cc|)"
-      R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc))");
+      R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc|include/shm\.h))");
+  // What NCCL does only while connecting a communicator, whichever file of
+  // whichever release prints it: picking a network interface, creating,
+  // binding and listening on its sockets, creating and sizing the
+  // shared-memory segments of its SHM transport and proxy. (Tearing them
+  // down, and a peer closing a connection, happen at any time and are not
+  // here.)
+  static const RE2 kSetupStep(
+      R"([Ss]ocket creation (?:failed|error)|Call to (?:socket|bind|listen) failed|[Nn]o (?:socket |IP |usable )?)"
+      R"((?:listening )?interface found|(?:creating|attaching to) shared memory segment|failed to extend \S*/dev/shm|)"
+      R"(failed to create shared memory file|Call to (?:posix_fallocate|shm_open|mmap) failed)");
   return RE2::PartialMatch(e.at.text, kInitPath) || (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
-         e.category == "duplicate_gpu" || e.category == "init_failure";
+         RE2::PartialMatch(e.at.text, kSetupStep) || e.category == "duplicate_gpu" ||
+         e.category == "init_failure";
 }
 
 // "rank 0 (a), rank 1 (a) printed Init COMPLETE; b pid 7 loaded NCCL"

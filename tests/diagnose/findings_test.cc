@@ -103,6 +103,32 @@ TEST(StartupFailure, ErrorsBeforeInitCompleteSayTheCommunicatorNeverFormed) {
   EXPECT_EQ(d.findings.front().category, "network_socket") << "the specific cause leads, the stage follows";
 }
 
+// Steps NCCL takes only while connecting a communicator are the start-up
+// path whichever file of whichever release prints them, even in a log with
+// no INFO lines (NCCL_DEBUG=WARN) to show how far init got.
+TEST(StartupFailure, SharedMemoryAndSocketSetupStepsAreStartupWhateverFilePrintsThem) {
+  const char* kSetupFailures[] = {
+      "h1:7:9 [3] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-1-2 (size 9637888)\n",
+      "h1:7:9 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes\n",
+      "h1:7:9 [0] os/linux.cc:300 NCCL WARN Error: failed to create shared memory file 0x1, error No space left on device (28)\n",
+      "h1:7:9 [0] include/socket.h:344 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n",
+      "h1:7:9 [0] bootstrap.cc:40 NCCL WARN Bootstrap : no socket interface found\n",
+      "h1:7:9 [0] misc/socket.cc:450 NCCL WARN Call to bind failed: Address already in use\n"};
+  for (const char* line : kSetupFailures) {
+    auto d = diagnose_log(line);
+    const diagnose::Finding* init = find_rule(d, "startup-failure");
+    ASSERT_NE(init, nullptr) << line;
+    EXPECT_NE(init->summary.find("No NCCL init lines were logged"), std::string::npos) << init->summary;
+  }
+}
+
+TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
+  auto d = diagnose_log(
+      "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"
+      "h1:7:9 [0] os/linux.cc:520 NCCL WARN unlink shared memory /dev/shm/nccl-x failed, error: No such file (2)\n");
+  EXPECT_EQ(find_rule(d, "startup-failure"), nullptr);
+}
+
 TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   auto d = diagnose_log(
       "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n"
