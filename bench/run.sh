@@ -108,8 +108,8 @@ fi
 GEN="$ROOT/$BUILD_DIR/bench/gen_corpus"
 if [ ! -x "$NCCLPM" ] || [ ! -x "$GEN" ]; then die "$NCCLPM or $GEN missing; run without --no-build"; fi
 if [ -n "$BASELINE" ] && [ ! -x "$BASELINE" ]; then die "baseline '$BASELINE' is not an executable"; fi
-TOOLS=(ingest ripgrep diagnose)
-[ -z "$BASELINE" ] || TOOLS=(ingest ingest@baseline ripgrep diagnose diagnose@baseline)
+TOOLS=(ingest ripgrep diagnose report)
+[ -z "$BASELINE" ] || TOOLS=(ingest ingest@baseline ripgrep diagnose diagnose@baseline report)
 
 # ---- corpora, generated once ---------------------------------------------------
 mkdir -p "$CACHE"
@@ -186,7 +186,19 @@ for c in "${CORPORA[@]}"; do
     if [ -n "$BASELINE" ]; then
       measure "$name" "$run" diagnose@baseline "$WORK/diagnose.baseline.out" "$BASELINE" diagnose --db "$dbb"
     fi
+    measure "$name" "$run" report "$WORK/report.out" "$NCCLPM" report --db "$db" --html "$WORK/$name.html"
   done
+  stat -c %s "$WORK/$name.html" >"$WORK/$name.htmlbytes"
+  # How long the page's script takes to draw it in a real browser, when one is here.
+  render_ms=-
+  for b in chromium chromium-browser google-chrome; do
+    command -v "$b" >/dev/null 2>&1 || continue
+    render_ms=$(timeout 120 "$b" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chromium" \
+      --virtual-time-budget=20000 --dump-dom "file://$WORK/$name.html" 2>/dev/null |
+      grep -o 'data-render-ms="[0-9]*"' | head -1 | tr -dc 0-9)
+    break
+  done
+  echo "${render_ms:--}" >"$WORK/$name.renderms"
   # What the tools found, for the record (from the last run).
   awk -F: '{s += $NF} END {print s + 0}' "$WORK/rg.out" >"$WORK/$name.rgcount"
   head -12 "$WORK/diagnose.out" >"$WORK/$name.diagnosis"
@@ -235,7 +247,7 @@ for c in "${CORPORA[@]}"; do
   done
   for tool in "${TOOLS[@]}"; do
     m=${MED[$name.$tool]} rss_mb=$(awk -v k="${RSS[$name.$tool]}" 'BEGIN {printf "%.0f", k / 1024}')
-    if [ "${tool%@*}" = diagnose ]; then
+    if [ "${tool%@*}" = diagnose ] || [ "$tool" = report ]; then
       mbs="-" lps="-" ratio="-"
     else
       mbs=$(awk -v b="${BYTES[$name]}" -v s="$m" 'BEGIN {printf "%.1f", (s > 0 ? b / 1e6 / s : 0)}')
@@ -275,6 +287,17 @@ verdict() { if awk "BEGIN {exit !($1)}"; then echo "met"; else echo "**not met**
     [ "$QUICK" = 1 ] && note=" (stand-in for ranks-4096)"
     echo "| diagnose <= 2 s on the 4096-rank database | $DIAG_TARGET_CORPUS$note | $d s | $(verdict "$d <= 2") |"
   fi
+  for c in "${CORPORA[@]}"; do
+    name=${c%%|*}
+    kb=$(awk '{printf "%.0f", $1 / 1024}' "$WORK/$name.htmlbytes")
+    echo "| HTML report <= 5 MB (issue 13) | $name | $kb KiB, written in ${MED[$name.report]} s | $(verdict "$kb <= 5120") |"
+    ms=$(cat "$WORK/$name.renderms")
+    if [ "$ms" = - ]; then
+      echo "| HTML report drawn in < 1 s in a browser (issue 13) | $name | no browser here | - |"
+    else
+      echo "| HTML report drawn in < 1 s in a browser (issue 13) | $name | $ms ms (headless Chromium) | $(verdict "$ms < 1000") |"
+    fi
+  done
   for c in "${CORPORA[@]}"; do
     name=${c%%|*}
     r=$(awk -v a="${MED[$name.ingest]}" -v b="${MED[$name.ripgrep]}" 'BEGIN {printf "%.1f", a / b}')

@@ -4,7 +4,7 @@
 #   bash scripts/test.sh --sanitize  AddressSanitizer + UBSan, in build-asan/ (slower)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --browser
 if [[ "${1:-}" == "--sanitize" ]]; then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNCCLPM_SANITIZE=ON >/dev/null
   cmake --build build-asan

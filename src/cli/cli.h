@@ -21,6 +21,7 @@ int cmd_ingest(const Args& args);
 int cmd_query(const Args& args);
 int cmd_schema(const Args& args);
 int cmd_diagnose(const Args& args);
+int cmd_report(const Args& args);
 int cmd_rules(const Args& args);
 int cmd_history(const Args& args);
 int cmd_replay(const Args& args);

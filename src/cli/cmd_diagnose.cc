@@ -1,6 +1,7 @@
 // src/cli/cmd_diagnose.cc
 //
 // `ncclpm diagnose [--db FILE] [--job NAME] [--format text|json|markdown]`
+#include <cctype>
 #include <iostream>
 
 #include "ncclpm/diagnose/diagnose.h"
@@ -10,6 +11,20 @@
 #include "rules_option.h"
 
 namespace ncclpm::cli {
+namespace {
+
+// The last line of the text report: the command that draws the same
+// diagnosis as a web page, with a file name made from the job's.
+std::string html_report_hint(const std::string& job, const std::string& db_path) {
+  std::string file;
+  for (char c : job) file += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '_';
+  std::string cmd = "ncclpm report --html " + (file.empty() ? std::string("postmortem") : file) + ".html";
+  if (db_path != default_db_path()) cmd += " --db " + util::shell_word(db_path);
+  if (!job.empty()) cmd += " --job " + util::shell_word(job);
+  return "As a web page with a per-rank timeline: " + cmd;
+}
+
+}  // namespace
 
 int cmd_diagnose(const Args& args) {
   static const CommandHelp help{
@@ -80,7 +95,7 @@ int cmd_diagnose(const Args& args) {
   report::RenderOptions o{db_path, vm.count("verbose") != 0};
   if (format == "json") std::cout << report::render_json(*d, o);
   else if (format == "markdown") std::cout << report::render_markdown(*d, o);
-  else std::cout << report::render_text(*d, o);
+  else std::cout << report::render_text(*d, o) << "\n" << html_report_hint(job, db_path) << "\n";
   return 0;
 }
 

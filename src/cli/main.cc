@@ -24,6 +24,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"ingest", "read a job's log directory into the incident database", cmd_ingest},
     {"diagnose", "find the rank, collective and cause that broke the job", cmd_diagnose},
+    {"report", "the diagnosis as a self-contained HTML page with a per-rank timeline", cmd_report},
     {"query", "run read-only SQL on the incident database", cmd_query},
     {"schema", "print the incident database's schema", cmd_schema},
     {"rules", "list or check the failure-signature rules", cmd_rules},

@@ -206,4 +206,14 @@ std::string errno_text(int err) {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
+std::string shell_word(std::string_view s) {
+  bool safe = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || (c != 0 && std::strchr("-_./=:,+@%", c) != nullptr);
+  });
+  if (safe) return std::string(s);
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace ncclpm::util

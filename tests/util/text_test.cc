@@ -5,6 +5,15 @@
 
 namespace ncclpm::util {
 
+TEST(Text, ShellWordsPasteBackAsTheSameArgument) {
+  EXPECT_EQ(util::shell_word("/data/run-4412/incidents.db"), "/data/run-4412/incidents.db");
+  EXPECT_EQ(util::shell_word("my job"), "'my job'");
+  EXPECT_EQ(util::shell_word("it's"), "'it'\\''s'");
+  EXPECT_EQ(util::shell_word("$(rm -rf ~)"), "'$(rm -rf ~)'");
+  EXPECT_EQ(util::shell_word(""), "''");
+  EXPECT_EQ(util::shell_word(std::string_view("a\0b", 3)), std::string("'a\0b'", 5));
+}
+
 TEST(Text, ParsesIntegersAndRejectsTrailingJunk) {
   EXPECT_EQ(parse_int("59709"), 59709);
   EXPECT_EQ(parse_int("-6"), -6);

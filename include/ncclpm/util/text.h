@@ -68,4 +68,8 @@ std::string errno_text(int err);
 /// Quotes a value for an error message: 'value'.
 std::string quoted(std::string_view s);
 
+/// `s` as one shell word, for commands printed to be pasted: as it is when
+/// it holds only safe characters, else in single quotes ('it'\''s').
+std::string shell_word(std::string_view s);
+
 }  // namespace ncclpm::util
