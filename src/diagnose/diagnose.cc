@@ -146,6 +146,17 @@ int only_rank_missing(const JobFacts& f, const Alignment& a) {
   return missing;
 }
 
+// A save, evaluation or generation marker printed without a rank was the
+// main process's: the frameworks print these on global rank 0 only (HF
+// Trainer's metrics and bars, Accelerate, Lightning, NeMo, torchtune,
+// DeepSpeed's log_dist; fixtures/phase-markers/NOTES.md). That holds only
+// while rank 0 is not among the ranks that waited in the collective.
+bool main_process_was_in_phase(const std::string& category, const JobFacts& f, const Alignment& a) {
+  if (category != "save_phase_stall" && category != "eval_generate_stall") return false;
+  if (!a.has_timeouts || a.victims.count(0) != 0) return false;
+  return std::none_of(f.timeouts.begin(), f.timeouts.end(), [](const TimeoutRecord& t) { return t.at.rank == 0; });
+}
+
 // A stall of a whole phase: what a rank did instead of the collective.
 bool is_phase(const std::string& category) {
   return category == "save_phase_stall" || category == "eval_generate_stall" || category == "packing_deadlock" ||
@@ -351,8 +362,15 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     if (hits.before_failure) culprits = hits.ranks;  // whoever printed what the job was doing then
     // What the job was doing, printed without a rank (a main process's bars):
     // the one rank that did not time out with the others was doing it.
-    if (hits.before_failure && culprits.empty() && rule.scope == rules::Scope::kCulpritTail)
-      if (int r = only_rank_missing(facts, a); r >= 0) culprits = {r};
+    bool main_process_inferred = false;
+    if (hits.before_failure && culprits.empty() && rule.scope == rules::Scope::kCulpritTail) {
+      if (int r = only_rank_missing(facts, a); r >= 0) {
+        culprits = {r};
+      } else if (main_process_was_in_phase(rule.category, facts, a)) {
+        culprits = {0};
+        main_process_inferred = true;
+      }
+    }
     if (rule.category == "collective_timeout" || rule.category == "launcher_sigterm") culprits = a.culprits;
     if (rule.category == "desync" && rule.builtin.empty() && !facts.reported_culprits.empty())
       culprits = facts.reported_culprits;
@@ -379,6 +397,10 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     for (const Evidence& e : f.evidence)
       if (e.ts_us != 0 && (f.first_ts_us == 0 || e.ts_us < f.first_ts_us)) f.first_ts_us = e.ts_us;
     f.summary = summarize(rule, f, hits, facts, a);
+    if (main_process_inferred) {
+      f.summary += " Rank 0 is inferred: the line names no rank, and frameworks print it on the main process only.";
+      f.confidence = std::max(0.0, f.confidence - 0.1);
+    }
     f.advice = fill_advice(rule.advice, f, hits, facts, a);
     d.findings.push_back(std::move(f));
   }

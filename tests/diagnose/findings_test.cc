@@ -235,6 +235,23 @@ TEST(Stall, DataPreparedByAnUnnamedRankIsTheOneRankThatDidNotTimeOut) {
   EXPECT_TRUE(two.findings.front().culprit_ranks.empty()) << "ranks 1 and 3 timed out: 0 or 2 may be preparing";
 }
 
+// Frameworks print save and evaluation markers on the main process only: a
+// marker without a rank was rank 0's, unless rank 0 itself waited.
+TEST(Stall, ASaveMarkerWithoutARankWasTheMainProcesssUnlessRankZeroWaited) {
+  const std::string save = "2026-02-18 10:28:25,496 - root - INFO - Saving model checkpoint to /ckpt/checkpoint-500\n";
+  auto saving = diagnose_log(save + old_watchdog(3) + old_watchdog(5));
+  ASSERT_TRUE(saving.has_root_cause());
+  EXPECT_EQ(saving.findings.front().category, "save_phase_stall");
+  EXPECT_EQ(saving.findings.front().culprit_ranks, std::vector<int>{0});
+  EXPECT_NE(saving.findings.front().summary.find("Rank 0 is inferred"), std::string::npos)
+      << saving.findings.front().summary;
+
+  auto waited = diagnose_log(save + old_watchdog(0) + old_watchdog(5));
+  ASSERT_TRUE(waited.has_root_cause());
+  EXPECT_EQ(waited.findings.front().category, "save_phase_stall");
+  EXPECT_TRUE(waited.findings.front().culprit_ranks.empty()) << "rank 0 waited in the collective: not its save";
+}
+
 TEST(Stall, AFinishedPreparationIsNoStraggler) {
   auto d = diagnose_log(
       "Map: 100%|##########| 1000/1000 [00:01<00:00]\n"
