@@ -36,6 +36,12 @@ std::string html_escape(std::string_view s) {
 
 namespace {
 
+// A time as the page shows it: without the year when the logs gave none.
+std::string shown_time(int64_t ts_us, const Timeline& t) {
+  std::string s = format_time(ts_us);
+  return t.years_known || s.size() < 5 ? s : s.substr(5);
+}
+
 std::string percent(double confidence) { return std::to_string(static_cast<int>(confidence * 100 + 0.5)) + "%"; }
 
 std::string join_ints(const std::vector<int>& v) {
@@ -60,19 +66,20 @@ std::string collective_words(const diagnose::CollectiveRef& c) {
   return s;
 }
 
-void write_evidence(std::ostringstream& out, const std::vector<diagnose::Evidence>& evidence) {
+void write_evidence(std::ostringstream& out, const std::vector<diagnose::Evidence>& evidence, const Timeline& t) {
   if (evidence.empty()) return;
   out << "<table class=\"evidence\"><thead><tr><th>where</th><th>rank</th><th>host</th><th>time</th><th>line</th>"
          "</tr></thead><tbody>\n";
   for (const diagnose::Evidence& e : evidence)
     out << "<tr><td class=\"where\">" << html_escape(e.file + ":" + std::to_string(e.line)) << "</td><td>"
         << (e.rank >= 0 ? std::to_string(e.rank) : "") << "</td><td>" << html_escape(e.host) << "</td><td>"
-        << (e.ts_us ? format_time(e.ts_us) : "") << "</td><td class=\"line\">"
+        << (e.ts_us ? shown_time(e.ts_us, t) : "") << "</td><td class=\"line\">"
         << html_escape(util::clip(e.text, 600)) << "</td></tr>\n";
   out << "</tbody></table>\n";
 }
 
-void write_finding(std::ostringstream& out, const diagnose::Finding& f, int index, const RenderOptions& o) {
+void write_finding(std::ostringstream& out, const diagnose::Finding& f, int index, const RenderOptions& o,
+                   const Timeline& t) {
   out << "<article class=\"finding " << (f.root_cause ? "root" : "symptom") << "\" data-rule=\"" << html_escape(f.rule)
       << "\" data-category=\"" << html_escape(f.category) << "\" data-culprit-ranks=\"" << join_ints(f.culprit_ranks)
       << "\">\n<h3><span class=\"badge\">" << (f.root_cause ? "root cause" : "symptom") << "</span> [" << index << "] "
@@ -83,7 +90,7 @@ void write_finding(std::ostringstream& out, const diagnose::Finding& f, int inde
   if (!f.culprit_hosts.empty()) out << "<dt>culprit hosts</dt><dd>" << html_escape(join_strings(f.culprit_hosts)) << "</dd>";
   if (f.collective) out << "<dt>collective</dt><dd>" << html_escape(collective_words(*f.collective)) << "</dd>";
   out << "</dl>\n";
-  write_evidence(out, f.evidence);
+  write_evidence(out, f.evidence, t);
   if (!f.advice.empty()) out << "<pre class=\"advice\">" << html_escape(f.advice) << "</pre>\n";
   if (f.replay) out << "<p class=\"replay\">test it: <code>" << html_escape(replay_command(f, o)) << "</code></p>\n";
   out << "</article>\n";
@@ -121,7 +128,7 @@ void write_hosts(std::ostringstream& out, const Timeline& t) {
     for (const HostRow& h : t.hosts)
       out << "<tr" << (h.errors > 0 ? " class=\"has-errors\"" : "") << "><td>"
           << html_escape(h.host.empty() ? "(lines without a host)" : h.host) << "</td><td>" << h.ranks << "</td><td>"
-          << h.errors << "</td><td>" << (h.first_error_us ? format_time(h.first_error_us) : "") << "</td><td>"
+          << h.errors << "</td><td>" << (h.first_error_us ? shown_time(h.first_error_us, t) : "") << "</td><td>"
           << html_escape(join_strings(h.nccl_versions)) << "</td></tr>\n";
     out << "</tbody></table>\n";
   }
@@ -153,7 +160,7 @@ std::string timeline_json(const diagnose::Diagnosis& d, const Timeline& t) {
   w.begin_object();
   w.key("job").value(d.job);
   w.key("start_us").value(t.start_us).key("end_us").value(t.end_us).key("hang_start_us").value(t.hang_start_us);
-  w.key("by_host").value(t.by_host).key("rank_count").value(t.rank_count);
+  w.key("by_host").value(t.by_host).key("rank_count").value(t.rank_count).key("years_known").value(t.years_known);
   w.key("lanes").begin_array();
   for (const Lane& l : t.lanes) {
     w.begin_object().key("label").value(l.label).key("host").value(l.host);
@@ -191,8 +198,12 @@ std::string render_html(const diagnose::Diagnosis& d, const Timeline& t, const R
       << html_escape(d.job) << "</title>\n<style>\n" << kReportCss << "</style>\n</head>\n<body>\n";
   size_t hosts = std::count_if(t.hosts.begin(), t.hosts.end(), [](const HostRow& h) { return !h.host.empty(); });
   out << "<header><h1>Postmortem: " << html_escape(d.job) << "</h1>\n<p class=\"sub\">" << t.rank_count
-      << (t.rank_count == 1 ? " rank" : " ranks") << " on " << hosts << (hosts == 1 ? " named host" : " named hosts");
-  if (t.start_us) out << " · logs from " << format_time(t.start_us) << " to " << format_time(t.end_us);
+      << (t.rank_count == 1 ? " rank" : " ranks");
+  if (hosts > 0) out << " on " << hosts << (hosts == 1 ? " host" : " hosts");
+  else out << " (no line names its host)";
+  if (t.start_us)
+    out << " · logs from " << shown_time(t.start_us, t) << " to " << shown_time(t.end_us, t)
+        << (t.years_known ? "" : " (the lines give no year)");
   out << " · made by ncclpm " << NCCLPM_VERSION << "</p></header>\n";
   write_verdict(out, d);
   out << "<section id=\"timeline\"><h2>Timeline</h2>\n<div class=\"legend\"><span class=\"k error\">first error</span>"
@@ -207,7 +218,7 @@ std::string render_html(const diagnose::Diagnosis& d, const Timeline& t, const R
   out << "<section id=\"findings\"><h2>Findings</h2>\n";
   if (d.findings.empty()) out << "<p>No finding.</p>\n";
   int index = 1;
-  for (const diagnose::Finding& f : d.findings) write_finding(out, f, index++, o);
+  for (const diagnose::Finding& f : d.findings) write_finding(out, f, index++, o, t);
   out << "</section>\n";
   write_hosts(out, t);
   out << "<script type=\"application/json\" id=\"ncclpm-data\">" << timeline_json(d, t) << "</script>\n<script>\n"

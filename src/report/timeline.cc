@@ -48,11 +48,14 @@ bool mark_earlier(const Mark& a, const Mark& b) {
   return a.ts_us < b.ts_us;
 }
 
-Status read_spans(store::Connection& db, int64_t job_id, std::map<Key, Source>& sources) {
+// Each source's span and line count; `years_known` ends false when a timed
+// line had no year (c10's `E0918 19:29:24`: the year is a guess).
+Status read_spans(store::Connection& db, int64_t job_id, std::map<Key, Source>& sources, bool& years_known) {
   auto stmt = db.prepare(
-      "SELECT coalesce(rank, -1), coalesce(host, ''), min(nullif(ts_us, 0)), max(ts_us), count(*) FROM ("
-      " SELECT rank, host, ts_us FROM events WHERE job_id = ?1"
-      " UNION ALL SELECT rank, host, ts_us FROM unparsed_lines WHERE job_id = ?1) GROUP BY 1, 2");
+      "SELECT coalesce(rank, -1), coalesce(host, ''), min(nullif(ts_us, 0)), max(ts_us), count(*),"
+      " min(CASE WHEN ts_us > 0 THEN coalesce(ts_has_year, 0) END) FROM ("
+      " SELECT rank, host, ts_us, ts_has_year FROM events WHERE job_id = ?1"
+      " UNION ALL SELECT rank, host, ts_us, ts_has_year FROM unparsed_lines WHERE job_id = ?1) GROUP BY 1, 2");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id}); !s) return s;
   std::optional<Error> err;
@@ -63,6 +66,7 @@ Status read_spans(store::Connection& db, int64_t job_id, std::map<Key, Source>& 
     s.lines_by_host[host] += stmt->column_int(4);
     s.lines += stmt->column_int(4);
     widen(s.first_us, s.last_us, stmt->column_int(2), stmt->column_int(3));
+    if (!stmt->column_is_null(5) && stmt->column_int(5) == 0) years_known = false;
   }
   if (err) return *err;
   return Ok{};
@@ -294,9 +298,9 @@ std::vector<Lane> lay_out(std::vector<Lane> rank_lanes, std::vector<Lane> other_
 
 Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis& d) {
   std::map<Key, Source> sources;
-  if (Status s = read_spans(db, d.job_id, sources); !s) return s.take_error();
-  if (Status s = read_marks(db, d.job_id, sources); !s) return s.take_error();
   Timeline t;
+  if (Status s = read_spans(db, d.job_id, sources, t.years_known); !s) return s.take_error();
+  if (Status s = read_marks(db, d.job_id, sources); !s) return s.take_error();
   auto progress = read_progress(db, d.job_id);
   if (!progress) return progress.take_error();
   t.progress = std::move(*progress);

@@ -103,6 +103,18 @@ TEST(Timeline, OneLanePerRankWithItsMarksAndTheMomentTheHangBegan) {
   ASSERT_EQ(r.t.progress.size(), 1u);
   EXPECT_EQ(r.t.progress[0].rank, 1);
   EXPECT_EQ(r.t.progress[0].stuck_seq, 7);
+  // c10's `E709 17:10:00` has no year: the page does not make one up.
+  EXPECT_FALSE(r.t.years_known);
+  EXPECT_NE(r.page.find("(the lines give no year)"), std::string::npos);
+  EXPECT_NE(r.page.find("07-09 17:00:00"), std::string::npos);
+}
+
+TEST(Timeline, TimesWithAYearAreShownWithIt) {
+  Reported r = report_log("[rank0]: 2024-07-09 17:00:00,000 - INFO - step 1\n"
+                          "[rank0]: 2024-07-09 17:05:00,000 - INFO - step 2\n");
+  EXPECT_TRUE(r.t.years_known);
+  EXPECT_NE(r.page.find("logs from 2024-07-09 17:00:00"), std::string::npos)
+      << r.page.substr(r.page.find("<header>"), 300);
 }
 
 TEST(Timeline, TheRootCausesCulpritLaneIsMarked) {

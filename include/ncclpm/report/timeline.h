@@ -65,6 +65,7 @@ struct Timeline {
   bool by_host = false;      ///< more ranks than kMaxRankLanes: one lane per host
   int rank_count = 0;
   int64_t start_us = 0, end_us = 0;  ///< span of the lines with a time; 0: no line had one
+  bool years_known = true;   ///< false: some times had no year (shown without one)
   int64_t hang_start_us = 0; ///< earliest watchdog firing minus how long its collective ran
   std::vector<RankProgress> progress;
   std::vector<HostRow> hosts;

@@ -16,10 +16,12 @@
     return e;
   }
 
-  // Times are the logs' own wall-clock times, shown as written (no zone).
+  // Times are the logs' own wall-clock times, shown as written (no zone), and
+  // without the year when the lines gave none (c10's `E0918 19:29:24`).
   function fmtTime(us, withDate) {
     var s = new Date(us / 1000).toISOString().replace('T', ' ');
-    return withDate ? s.slice(0, 19) : s.slice(11, 19);
+    if (!withDate) return s.slice(11, 19);
+    return data.years_known ? s.slice(0, 19) : s.slice(5, 19);
   }
 
   function laneTitle(lane) {
