@@ -139,6 +139,9 @@ Alignment align_collectives(const JobFacts& f) {
       a.victims.insert(rank_of(t));
       if (t.at.ts_us != 0 && (a.first_timeout_ts == 0 || t.at.ts_us < a.first_timeout_ts))
         a.first_timeout_ts = t.at.ts_us;
+      if (int64_t began = t.at.ts_us - t.ran_for_ms * 1000; t.at.ts_us != 0 && t.ran_for_ms > 0 &&
+                                                              (a.hang_start_ts == 0 || began < a.hang_start_ts))
+        a.hang_start_ts = began;
       if (a.evidence.size() < 3) a.evidence.push_back(t.at);
     }
     a.victims.erase(-1);

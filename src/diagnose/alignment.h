@@ -21,6 +21,9 @@ struct Alignment {
   std::string op_type;
   int64_t numel_in = -1, numel_out = -1, timeout_ms = -1;
   int64_t first_timeout_ts = 0;
+  /// When the collective began to hang: the earliest watchdog firing minus how
+  /// long that collective had run (`ran for N milliseconds`); 0 when unknown.
+  int64_t hang_start_ts = 0;
   std::set<int> victims;    ///< ranks whose watchdog timed out on seq
   std::set<int> culprits;   ///< ranks that never issued seq (or fell behind)
   std::string culprit_basis;  ///< how: op_mismatch, behind, status, flight_recorder, coll, silent

@@ -81,6 +81,7 @@ CollectiveRef collective_of(const Alignment& a, int world_size, int datatype) {
   c.numel_out = a.numel_out;
   c.timeout_ms = a.timeout_ms;
   c.nranks = world_size > 0 ? world_size : -1;
+  c.hang_start_us = a.hang_start_ts;
   if (datatype >= 0) {
     c.dtype = vocab::datatype_name(datatype);
     int64_t n = std::max(a.numel_in, a.numel_out);

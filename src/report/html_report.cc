@@ -56,13 +56,14 @@ std::string join_strings(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string collective_words(const diagnose::CollectiveRef& c) {
+std::string collective_words(const diagnose::CollectiveRef& c, const Timeline& t) {
   std::string s = c.op_type.empty() ? c.op : c.op_type;
   if (c.seq >= 0) s += " seq " + std::to_string(c.seq);
   if (!c.pg.empty()) s += " in process group " + c.pg;
   if (c.numel_in >= 0) s += ", " + std::to_string(c.numel_in) + " elements in";
   if (c.numel_out >= 0) s += ", " + std::to_string(c.numel_out) + " out";
   if (c.timeout_ms >= 0) s += ", timeout " + std::to_string(c.timeout_ms / 1000) + " s";
+  if (c.hang_start_us != 0) s += ", hanging since " + shown_time(c.hang_start_us, t);
   return s;
 }
 
@@ -88,7 +89,7 @@ void write_finding(std::ostringstream& out, const diagnose::Finding& f, int inde
       << "</p>\n<p>" << html_escape(f.summary) << "</p>\n<dl>";
   if (!f.culprit_ranks.empty()) out << "<dt>culprit ranks</dt><dd>" << join_ints(f.culprit_ranks) << "</dd>";
   if (!f.culprit_hosts.empty()) out << "<dt>culprit hosts</dt><dd>" << html_escape(join_strings(f.culprit_hosts)) << "</dd>";
-  if (f.collective) out << "<dt>collective</dt><dd>" << html_escape(collective_words(*f.collective)) << "</dd>";
+  if (f.collective) out << "<dt>collective</dt><dd>" << html_escape(collective_words(*f.collective, t)) << "</dd>";
   out << "</dl>\n";
   write_evidence(out, f.evidence, t);
   if (!f.advice.empty()) out << "<pre class=\"advice\">" << html_escape(f.advice) << "</pre>\n";

@@ -81,6 +81,8 @@ void write_finding_json(util::JsonWriter& w, const diagnose::Finding& f, const R
     if (c.dtype.empty()) w.key("dtype").null(); else w.key("dtype").value(c.dtype);
     w.key("bytes").value_or_null(c.bytes);
     w.key("timeout_ms").value_or_null(c.timeout_ms);
+    if (c.hang_start_us != 0) w.key("hang_start").value(format_time(c.hang_start_us));
+    else w.key("hang_start").null();
     w.end_object();
   } else {
     w.null();

@@ -71,7 +71,7 @@ std::string render_markdown(const diagnose::Diagnosis& d, const RenderOptions& o
       const auto& c = *f.collective;
       out << "- collective: `" << c.op_type << "` seq " << c.seq << ", NumelIn " << c.numel_in << ", NumelOut "
           << c.numel_out << ", dtype " << (c.dtype.empty() ? "unknown" : c.dtype) << ", timeout "
-          << c.timeout_ms << " ms\n";
+          << c.timeout_ms << " ms" << (c.hang_start_us ? ", hanging since " + format_time(c.hang_start_us) : "") << "\n";
     }
     out << "\n" << f.summary << "\n\nEvidence:\n\n```\n";
     for (const auto& e : f.evidence) out << e.file << ":" << e.line << ": " << util::clip(e.text, 300) << "\n";

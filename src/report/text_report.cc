@@ -34,6 +34,7 @@ void write_collective(std::ostream& out, const diagnose::CollectiveRef& c) {
   if (c.numel_out >= 0) out << ", NumelOut " << util::with_commas(c.numel_out);
   out << ", dtype " << (c.dtype.empty() ? "unknown" : c.dtype);
   if (c.timeout_ms >= 0) out << ", timeout " << c.timeout_ms / 1000 << " s";
+  if (c.hang_start_us != 0) out << ", hanging since " << format_time(c.hang_start_us);
   out << "\n";
 }
 

@@ -304,9 +304,16 @@ Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis&
   auto progress = read_progress(db, d.job_id);
   if (!progress) return progress.take_error();
   t.progress = std::move(*progress);
-  auto hang = read_hang_start(db, d.job_id);
-  if (!hang) return hang.take_error();
-  t.hang_start_us = *hang;
+  // The diagnosis's suspect collective says when the hang began; without
+  // one, the earliest of any watchdog firing minus its ran-for.
+  for (const diagnose::Finding& f : d.findings)
+    if (f.collective && f.collective->hang_start_us != 0 && t.hang_start_us == 0)
+      t.hang_start_us = f.collective->hang_start_us;
+  if (t.hang_start_us == 0) {
+    auto hang = read_hang_start(db, d.job_id);
+    if (!hang) return hang.take_error();
+    t.hang_start_us = *hang;
+  }
 
   std::set<int> culprit_ranks;
   std::set<std::string> culprit_hosts;

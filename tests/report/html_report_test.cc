@@ -97,9 +97,16 @@ TEST(Timeline, OneLanePerRankWithItsMarksAndTheMomentTheHangBegan) {
   ASSERT_NE(rank0, nullptr);
   ASSERT_FALSE(rank0->marks.empty());
   EXPECT_EQ(rank0->marks.front().kind, "error");
-  // The watchdog fired at 17:10:00.16 after 600.102 s: the hang began at 17:00:00.06.
+  // The watchdog fired at 17:10:00 after 600.102 s: the hang began 600.102 s before.
   ASSERT_GT(r.t.hang_start_us, 0);
   EXPECT_EQ(rank1->marks.back().ts_us - r.t.hang_start_us, 600102000);
+  auto with_collective = std::find_if(r.d.findings.begin(), r.d.findings.end(),
+                                      [](const diagnose::Finding& f) { return f.collective.has_value(); });
+  ASSERT_NE(with_collective, r.d.findings.end());
+  EXPECT_EQ(with_collective->collective->hang_start_us, r.t.hang_start_us) << "diagnose and the page agree";
+  // 17:10:00 (c10's sub-second digits are monotonic, not wall clock: dropped) - 600.102 s.
+  EXPECT_NE(r.page.find("hanging since 07-09 16:59:59"), std::string::npos)
+      << r.page.substr(r.page.find("<dt>collective"), 300);
   ASSERT_EQ(r.t.progress.size(), 1u);
   EXPECT_EQ(r.t.progress[0].rank, 1);
   EXPECT_EQ(r.t.progress[0].stuck_seq, 7);

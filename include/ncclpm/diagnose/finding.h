@@ -34,6 +34,7 @@ struct CollectiveRef {
   int64_t bytes = -1;       ///< per-rank bytes when the dtype is known
   int64_t timeout_ms = -1;
   int nranks = -1;
+  int64_t hang_start_us = 0;  ///< when it began to hang (watchdog firing minus ran-for); 0: unknown
 };
 
 struct Finding {
