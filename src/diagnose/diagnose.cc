@@ -173,6 +173,17 @@ bool may_share_culprit(const Finding& a, const Finding& b) {
   });
 }
 
+// Whether two findings blame the same ranks: a rank in common, or neither
+// names a rank and they name a host in common or no host at all.
+bool same_culprits_named(const Finding& a, const Finding& b) {
+  if (!a.culprit_ranks.empty() && !b.culprit_ranks.empty()) return may_share_culprit(a, b);
+  if (!a.culprit_ranks.empty() || !b.culprit_ranks.empty()) return false;
+  if (a.culprit_hosts.empty() && b.culprit_hosts.empty()) return true;
+  return std::any_of(a.culprit_hosts.begin(), a.culprit_hosts.end(), [&](const std::string& h) {
+    return std::find(b.culprit_hosts.begin(), b.culprit_hosts.end(), h) != b.culprit_hosts.end();
+  });
+}
+
 // What a rank was doing instead of the collective (saving, evaluating,
 // generating, preparing data) is why the others waited: the desync findings
 // about that rank (the never-issued analysis, PyTorch's desync report) are how
@@ -239,6 +250,17 @@ void order_findings(std::vector<Finding>& findings) {
     if (covering != kept.end()) {
       f.root_cause = false;
       f.summary += " The " + covering->category + " finding (" + covering->rule + ") explains it.";
+    }
+    // Two ways of seeing one cause (PyTorch's mismatch report and the
+    // never-issued analysis of the same rank; two IB errors of one fabric
+    // fault) tell one story: the stronger is the root cause, the other
+    // corroborates it.
+    auto same_story = std::find_if(kept.begin(), kept.end(), [&](const Finding& k) {
+      return f.root_cause && k.root_cause && k.category == f.category && same_culprits_named(k, f);
+    });
+    if (same_story != kept.end()) {
+      f.root_cause = false;
+      f.summary += " It corroborates the " + same_story->rule + " finding: the same cause seen another way.";
     }
     kept.push_back(std::move(f));
   }

@@ -140,6 +140,23 @@ TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   EXPECT_EQ(d.findings.front().category, "network_ib");
 }
 
+// PyTorch's mismatch report and the never-issued analysis blame the same
+// rank for the same collective: one root cause, the other corroborates it.
+TEST(Mismatch, TwoFindingsOfOneCategoryBlamingOneRankTellOneStory) {
+  auto d = diagnose_files({{"console.log", testing::read_file(testing::source_path(
+                                               "fixtures/incidents/collective-mismatch-desync/logs/console.log"))}});
+  ASSERT_TRUE(d.has_root_cause());
+  size_t roots = std::count_if(d.findings.begin(), d.findings.end(), [](const diagnose::Finding& f) {
+    return f.root_cause && f.category == "desync";
+  });
+  EXPECT_EQ(roots, 1u);
+  EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{2});
+  const diagnose::Finding* never = find_rule(d, "rank-never-issued-collective");
+  ASSERT_NE(never, nullptr);
+  EXPECT_FALSE(never->root_cause);
+  EXPECT_NE(never->summary.find("corroborates"), std::string::npos) << never->summary;
+}
+
 TEST(Mismatch, TheSameOpOnDifferentShapesIsUnevenDataNotADesync) {
   auto d = diagnose_log(
       "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
