@@ -170,6 +170,11 @@ std::string timeline_json(const diagnose::Diagnosis& d, const Timeline& t) {
     w.end_array();
     w.key("first").value(l.first_us).key("last").value(l.last_us).key("lines").value(l.lines);
     w.key("culprit").value(l.culprit).key("expanded").value(l.expanded);
+    w.key("bands").begin_array();
+    for (const Band& b : l.bands)
+      w.begin_object().key("label").value(b.label).key("from").value(b.from_us).key("to").value(b.to_us).key(
+          "why").value(b.why).end_object();
+    w.end_array();
     w.key("marks").begin_array();
     for (const Mark& m : l.marks)
       w.begin_object().key("kind").value(m.kind).key("ts").value(m.ts_us).key("text").value(m.text).key("at").value(
@@ -210,7 +215,7 @@ std::string render_html(const diagnose::Diagnosis& d, const Timeline& t, const R
   out << "<section id=\"timeline\"><h2>Timeline</h2>\n<div class=\"legend\"><span class=\"k error\">first error</span>"
          "<span class=\"k watchdog\">watchdog fired</span><span class=\"k exit\">exit</span>"
          "<span class=\"k signal\">signal sent</span><span class=\"k hang\">hang began</span>"
-         "<span class=\"k culprit\">culprit</span></div>\n"
+         "<span class=\"k culprit\">culprit</span><span class=\"k band\">phase the culprit was in</span></div>\n"
          "<div id=\"timeline-view\"><p class=\"noscript\">The timeline is drawn by the page's script.</p></div>\n"
          "<p class=\"hint\">Scroll to zoom, drag to pan, double-click to reset; hover a mark for its line. Faded marks "
          "at a lane's start are lines without a time.</p>\n"

@@ -294,6 +294,30 @@ std::vector<Lane> lay_out(std::vector<Lane> rank_lanes, std::vector<Lane> other_
   return lanes;
 }
 
+// The phase a root-cause finding puts its culprits in, as a band on their
+// lanes from its latest timed evidence line (an earlier one may show an
+// earlier save that finished) to the end of the logs.
+void add_phase_bands(const diagnose::Diagnosis& d, Timeline& t) {
+  static const std::map<std::string, std::string> kPhase = {
+      {"save_phase_stall", "checkpoint save"},   {"eval_generate_stall", "evaluation or generation"},
+      {"packing_deadlock", "TRL training step"}, {"data_imbalance", "uneven data"},
+      {"straggler", "slow rank"}};
+  for (const diagnose::Finding& f : d.findings) {
+    auto phase = kPhase.find(f.category);
+    if (!f.root_cause || phase == kPhase.end() || t.end_us == 0) continue;
+    const diagnose::Evidence* first = nullptr;
+    for (const diagnose::Evidence& e : f.evidence)
+      if (e.ts_us != 0 && (first == nullptr || e.ts_us > first->ts_us)) first = &e;
+    if (first == nullptr) continue;
+    for (Lane& lane : t.lanes)
+      if (lane.ranks.size() == 1 &&
+          std::find(f.culprit_ranks.begin(), f.culprit_ranks.end(), lane.ranks.front()) != f.culprit_ranks.end())
+        lane.bands.push_back(Band{phase->second, first->ts_us, t.end_us, first->file + ":" +
+                                                                        std::to_string(first->line) + "  " +
+                                                                        std::string(util::clip(first->text, 200))});
+  }
+}
+
 }  // namespace
 
 Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis& d) {
@@ -347,6 +371,7 @@ Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis&
   for (auto& [name, row] : hosts)
     if (!name.empty() || row.ranks > 0 || row.errors > 0) t.hosts.push_back(std::move(row));
   if (Status s = read_recurring_hosts(db, t); !s) return s.take_error();
+  add_phase_bands(d, t);
   return t;
 }
 

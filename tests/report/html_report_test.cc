@@ -131,6 +131,15 @@ TEST(Timeline, TheRootCausesCulpritLaneIsMarked) {
   for (const report::Lane& l : r.t.lanes) {
     bool named = !l.ranks.empty() && std::find(culprits.begin(), culprits.end(), l.ranks.front()) != culprits.end();
     EXPECT_EQ(l.culprit, named) << l.label;
+    // The save the culprit was in, from its last save line to the end of the logs.
+    if (!named) {
+      EXPECT_TRUE(l.bands.empty()) << l.label;
+      continue;
+    }
+    ASSERT_EQ(l.bands.size(), 1u) << l.label;
+    EXPECT_EQ(l.bands[0].label, "checkpoint save");
+    EXPECT_NE(l.bands[0].why.find("Saving model checkpoint"), std::string::npos) << l.bands[0].why;
+    EXPECT_EQ(l.bands[0].to_us, r.t.end_us);
   }
 }
 

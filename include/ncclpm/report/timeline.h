@@ -26,6 +26,15 @@ struct Mark {
   std::string where; ///< file:line
 };
 
+/// A phase a rank was in when the job stalled (a checkpoint save, an
+/// evaluation): from the last line of a phase finding that shows it to the
+/// end of the logs, since the diagnosis says it never ended.
+struct Band {
+  std::string label;  ///< "checkpoint save"
+  int64_t from_us = 0, to_us = 0;
+  std::string why;    ///< the line that shows it
+};
+
 /// One rank, one host's ranks, or the lines that name neither.
 struct Lane {
   std::string label;         ///< "rank 17", "node3 (8 ranks)", "node3", "no rank or host"
@@ -34,6 +43,7 @@ struct Lane {
   int64_t first_us = 0, last_us = 0;  ///< first and last line with a time; 0: none
   int64_t lines = 0;
   std::vector<Mark> marks;   ///< time order; marks without a time last
+  std::vector<Band> bands;
   bool culprit = false;      ///< a root-cause finding names its rank or host
   bool expanded = false;     ///< a rank shown apart from its host's lane on a big job
 };

@@ -105,6 +105,11 @@
       el('text', { x: (data.by_host && lane.expanded) ? 18 : 8, y: y + 11 }, g,
         (lane.expanded ? '\u21b3 ' : '') + lane.label);
       var mid = y + LANE_H / 2;
+      if (timed) lane.bands.forEach(function (b) {
+        var b0 = clampX(xOf(b.from)), b1 = clampX(xOf(b.to));
+        var band = el('rect', { x: b0, y: y + 1, width: Math.max(2, b1 - b0), height: LANE_H - 2, 'class': 'band' }, g);
+        el('title', {}, band, b.label + ' from ' + fmtTime(b.from, true) + ' on\n' + b.why);
+      });
       if (timed && lane.first) {
         var x0 = clampX(xOf(lane.first)), x1 = clampX(xOf(lane.last));
         el('rect', { x: x0, y: mid - 2, width: Math.max(1, x1 - x0), height: 4, 'class': 'span' }, g);
