@@ -108,6 +108,31 @@ Status read_marks(store::Connection& db, int64_t job_id, std::map<Key, Source>& 
   return Ok{};
 }
 
+// When each rank last completed a collective, where a Flight Recorder dump
+// says: the entry's creation time plus its GPU duration (the logs' own lines
+// never say when a collective completed).
+Status read_last_completed(store::Connection& db, int64_t job_id, std::map<Key, Source>& sources) {
+  auto stmt = db.prepare(
+      "SELECT e.rank, e.time_created_ns / 1000 + CAST(coalesce(e.duration_ms, 0) * 1000 AS INTEGER),"
+      " coalesce(e.profiling_name, e.op, '?'), e.collective_seq_id, coalesce(e.pg_id, ''), f.rel_path"
+      " FROM flight_recorder_entries e JOIN files f USING (file_id)"
+      " WHERE e.job_id = ?1 AND e.rank >= 0 AND e.state = 'completed' AND e.time_created_ns > 0"
+      " AND NOT EXISTS (SELECT 1 FROM flight_recorder_entries l WHERE l.job_id = e.job_id AND l.rank = e.rank"
+      "  AND l.state = 'completed' AND l.time_created_ns > e.time_created_ns)");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s;
+  std::optional<Error> err;
+  while (stmt->step(&err)) {
+    Source& s = sources[key_of(static_cast<int>(stmt->column_int(0)), "")];
+    s.marks.push_back(Mark{"completed", stmt->column_int(1),
+                           "last completed: " + stmt->column_text(2) + " seq " + std::to_string(stmt->column_int(3)) +
+                               " in process group " + stmt->column_text(4) + " (Flight Recorder)",
+                           stmt->column_text(5)});
+  }
+  if (err) return *err;
+  return Ok{};
+}
+
 // How far each rank got: PyTorch's last status line, its Flight Recorder
 // dump, and the seq its watchdog fired in.
 Result<std::vector<RankProgress>> read_progress(store::Connection& db, int64_t job_id) {
@@ -255,7 +280,7 @@ std::set<int> odd_ranks(const std::vector<Lane>& rank_lanes, const std::vector<R
   for (const Lane& l : rank_lanes) {
     if (odd.size() >= kMaxExpanded) break;
     for (const Mark& m : l.marks)
-      if (having[m.kind] * 10 < rank_lanes.size()) {
+      if (m.kind != "completed" && having[m.kind] * 10 < rank_lanes.size()) {
         odd.insert(l.ranks.front());
         break;
       }
@@ -325,6 +350,7 @@ Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis&
   Timeline t;
   if (Status s = read_spans(db, d.job_id, sources, t.years_known); !s) return s.take_error();
   if (Status s = read_marks(db, d.job_id, sources); !s) return s.take_error();
+  if (Status s = read_last_completed(db, d.job_id, sources); !s) return s.take_error();
   auto progress = read_progress(db, d.job_id);
   if (!progress) return progress.take_error();
   t.progress = std::move(*progress);

@@ -143,6 +143,19 @@ TEST(Timeline, TheRootCausesCulpritLaneIsMarked) {
   }
 }
 
+// The logs never say when a collective completed; a Flight Recorder dump does.
+TEST(Timeline, AFlightRecorderDumpMarksTheLastCollectiveARankCompleted) {
+  Reported r = report_dir(testing::source_path("fixtures/incidents/ugly-input/logs"));
+  const report::Lane* rank0 = lane_of_rank(r.t, 0);
+  ASSERT_NE(rank0, nullptr);
+  auto completed = std::find_if(rank0->marks.begin(), rank0->marks.end(),
+                                [](const report::Mark& m) { return m.kind == "completed"; });
+  ASSERT_NE(completed, rank0->marks.end());
+  // Entry 9712 was created at ...960907346428 ns and ran 50.972 ms on the GPU.
+  EXPECT_NE(completed->text.find("seq 9712"), std::string::npos) << completed->text;
+  EXPECT_EQ(completed->where, "flight_recorder/nccl_trace_rank_0.json");
+}
+
 // 300 ranks on 38 hosts: every rank times out in seq 7 except rank 123,
 // which crashed; the host lanes stand for all, rank 123 keeps its own lane.
 TEST(Timeline, AboveTheRankLimitHostsGetLanesAndTheOddRankStaysApart) {

@@ -20,7 +20,7 @@ namespace ncclpm::report {
 
 /// A moment on a lane.
 struct Mark {
-  std::string kind;  ///< error, watchdog, exit, signal
+  std::string kind;  ///< error, watchdog, exit, signal, completed (last collective completed)
   int64_t ts_us = 0;
   std::string text;  ///< the line, clipped
   std::string where; ///< file:line

@@ -45,6 +45,7 @@
     else if (m.kind === 'watchdog') shape = el('rect', { x: x - 4, y: y - 4, width: 8, height: 8, 'class': cls,
       transform: 'rotate(45 ' + x + ' ' + y + ')' }, g);
     else if (m.kind === 'exit') shape = el('rect', { x: x - 4, y: y - 4, width: 8, height: 8, 'class': cls }, g);
+    else if (m.kind === 'completed') shape = el('circle', { cx: x, cy: y, r: 3.5, 'class': cls }, g);
     else shape = el('path', { d: 'M' + x + ' ' + (y - 5) + 'l5 9h-10z', 'class': cls }, g);
     el('title', {}, shape, m.kind + (m.ts ? ' at ' + fmtTime(m.ts, true) : ' (no time on the line)') +
       '\n' + m.at + '\n' + m.text);
