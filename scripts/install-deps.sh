@@ -4,6 +4,7 @@
 #   bash scripts/install-deps.sh            to build and run ncclpm
 #   bash scripts/install-deps.sh --browser  and Chromium, which the tests load
 #                                           the HTML report in (tests/report/browser_test.cc)
+#   bash scripts/install-deps.sh --fuzz     and clang with libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,7 @@ packages=(
 # Chromium comes with its recommended packages (fonts among them): that is
 # how the browser tests were verified to run.
 browser_packages=(chromium)
+fuzz_packages=(clang libclang-rt-14-dev)
 
 missing() {
   for p in "$@"; do
@@ -24,6 +26,7 @@ missing() {
 build_missing=($(missing "${packages[@]}"))
 browser_missing=()
 if [[ "${1:-}" == "--browser" ]]; then browser_missing=($(missing "${browser_packages[@]}")); fi
+if [[ "${1:-}" == "--fuzz" ]]; then build_missing+=($(missing "${fuzz_packages[@]}")); fi
 if ((${#build_missing[@]} + ${#browser_missing[@]} == 0)); then
   exit 0
 fi

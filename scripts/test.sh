@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds, runs every test.
+# The README's test command: installs what is missing, builds, runs every test
+# and then every fuzz target briefly (scripts/fuzz.sh, clang + libFuzzer).
 #   bash scripts/test.sh             Release with debug info, in build/
 #   bash scripts/test.sh --sanitize  AddressSanitizer + UBSan, in build-asan/ (slower)
 set -euo pipefail
@@ -14,3 +15,6 @@ if [[ "${1:-}" == "--sanitize" ]]; then
 fi
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j 2
+# Then each fuzz target for 30 s under ASan+UBSan, with a fixed seed so that
+# every run explores the same inputs (longer runs: bash scripts/fuzz.sh 3600).
+NCCLPM_FUZZ_SEED=1 bash scripts/fuzz.sh 30
