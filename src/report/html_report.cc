@@ -215,7 +215,7 @@ std::string render_html(const diagnose::Diagnosis& d, const Timeline& t, const R
   out << "<section id=\"timeline\"><h2>Timeline</h2>\n<div class=\"legend\"><span class=\"k error\">first error</span>"
          "<span class=\"k watchdog\">watchdog fired</span><span class=\"k exit\">exit</span>"
          "<span class=\"k signal\">signal sent</span><span class=\"k completed\">last collective completed (Flight Recorder)</span><span class=\"k hang\">hang began</span>"
-         "<span class=\"k culprit\">culprit</span><span class=\"k band\">phase the culprit was in</span></div>\n"
+         "<span class=\"k culprit\">culprit</span><span class=\"k startup\">start-up</span><span class=\"k band\">phase the culprit was in</span></div>\n"
          "<div id=\"timeline-view\"><p class=\"noscript\">The timeline is drawn by the page's script.</p></div>\n"
          "<p class=\"hint\">Scroll to zoom, drag to pan, double-click to reset; hover a mark for its line. Faded marks "
          "at a lane's start are lines without a time.</p>\n"

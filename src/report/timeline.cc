@@ -28,6 +28,7 @@ struct Source {
   std::map<std::string, int64_t> lines_by_host;  // which host its lines name, how often
   int64_t first_us = 0, last_us = 0, lines = 0;
   int64_t errors = 0;  // error lines, all of them; only the first is a mark
+  int64_t init_started_us = 0, init_completed_us = 0;  // its world communicator's Init START / COMPLETE
   std::vector<Mark> marks;
   std::string host() const {
     std::string best;
@@ -103,6 +104,25 @@ Status read_marks(store::Connection& db, int64_t job_id, std::map<Key, Source>& 
     text = std::string(util::clip(util::trim(text.substr(0, text.find('\n'))), 240));
     sources[key].marks.push_back(Mark{mark, stmt->column_int(2), text,
                                       stmt->column_text(4) + ":" + std::to_string(stmt->column_int(5))});
+  }
+  if (err) return *err;
+  return Ok{};
+}
+
+// When each rank's communicator over the whole job started and completed its
+// init (the first of each: later communicators form during training).
+Status read_startup(store::Connection& db, int64_t job_id, std::map<Key, Source>& sources) {
+  auto stmt = db.prepare(
+      "SELECT e.rank, c.event, min(e.ts_us) FROM communicators c JOIN events e USING (event_id)"
+      " WHERE e.job_id = ?1 AND e.rank >= 0 AND e.ts_us > 0 AND c.event IN ('init_start', 'init_complete')"
+      " AND c.nranks = (SELECT max(c2.nranks) FROM communicators c2 JOIN events e2 USING (event_id)"
+      "  WHERE e2.job_id = ?1) GROUP BY 1, 2");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s;
+  std::optional<Error> err;
+  while (stmt->step(&err)) {
+    Source& s = sources[key_of(static_cast<int>(stmt->column_int(0)), "")];
+    (stmt->column_text(1) == "init_start" ? s.init_started_us : s.init_completed_us) = stmt->column_int(2);
   }
   if (err) return *err;
   return Ok{};
@@ -218,6 +238,13 @@ Lane lane_of(const Key& key, const Source& s) {
   lane.lines = s.lines;
   lane.marks = s.marks;
   std::stable_sort(lane.marks.begin(), lane.marks.end(), mark_earlier);
+  // Start-up: from the first line to Init COMPLETE, or to the last line when
+  // the communicator started forming and never completed.
+  if (s.first_us != 0 && s.init_completed_us > s.first_us)
+    lane.bands.push_back(Band{"start-up", s.first_us, s.init_completed_us, "until Init COMPLETE"});
+  else if (s.init_started_us != 0 && s.init_completed_us == 0 && s.last_us > s.first_us)
+    lane.bands.push_back(Band{"start-up, never completed", s.first_us, s.last_us,
+                              "Init START without Init COMPLETE"});
   return lane;
 }
 
@@ -235,6 +262,16 @@ Lane merge_host(const std::string& host, const std::vector<const Lane*>& members
       else if (mark_earlier(mark, *same)) *same = mark;
     }
     lane.culprit = lane.culprit || m->culprit;
+    // One band of each kind for the host: from its first rank's start to its last rank's end.
+    for (const Band& b : m->bands) {
+      auto same = std::find_if(lane.bands.begin(), lane.bands.end(), [&](const Band& x) { return x.label == b.label; });
+      if (same == lane.bands.end()) {
+        lane.bands.push_back(b);
+      } else {
+        same->from_us = std::min(same->from_us, b.from_us);
+        same->to_us = std::max(same->to_us, b.to_us);
+      }
+    }
   }
   std::sort(lane.ranks.begin(), lane.ranks.end());
   std::stable_sort(lane.marks.begin(), lane.marks.end(), mark_earlier);
@@ -351,6 +388,7 @@ Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis&
   if (Status s = read_spans(db, d.job_id, sources, t.years_known); !s) return s.take_error();
   if (Status s = read_marks(db, d.job_id, sources); !s) return s.take_error();
   if (Status s = read_last_completed(db, d.job_id, sources); !s) return s.take_error();
+  if (Status s = read_startup(db, d.job_id, sources); !s) return s.take_error();
   auto progress = read_progress(db, d.job_id);
   if (!progress) return progress.take_error();
   t.progress = std::move(*progress);

@@ -132,15 +132,49 @@ TEST(Timeline, TheRootCausesCulpritLaneIsMarked) {
     bool named = !l.ranks.empty() && std::find(culprits.begin(), culprits.end(), l.ranks.front()) != culprits.end();
     EXPECT_EQ(l.culprit, named) << l.label;
     // The save the culprit was in, from its last save line to the end of the logs.
+    std::vector<report::Band> phases;
+    for (const report::Band& b : l.bands)
+      if (b.label.rfind("start-up", 0) != 0) phases.push_back(b);
     if (!named) {
-      EXPECT_TRUE(l.bands.empty()) << l.label;
+      EXPECT_TRUE(phases.empty()) << l.label;
       continue;
     }
-    ASSERT_EQ(l.bands.size(), 1u) << l.label;
-    EXPECT_EQ(l.bands[0].label, "checkpoint save");
-    EXPECT_NE(l.bands[0].why.find("Saving model checkpoint"), std::string::npos) << l.bands[0].why;
-    EXPECT_EQ(l.bands[0].to_us, r.t.end_us);
+    ASSERT_EQ(phases.size(), 1u) << l.label;
+    EXPECT_EQ(phases[0].label, "checkpoint save");
+    EXPECT_NE(phases[0].why.find("Saving model checkpoint"), std::string::npos) << phases[0].why;
+    EXPECT_EQ(phases[0].to_us, r.t.end_us);
   }
+}
+
+// Start-up ends at the job-wide communicator's Init COMPLETE; a rank whose
+// init started and never completed stays in start-up to its last line.
+TEST(Timeline, StartUpLastsUntilInitCompleteOrToTheEndWhenItNeverCame) {
+  auto nccl = [](int rank, const std::string& time, const std::string& what) {
+    return "2024-07-09 " + time + " node" + std::to_string(rank) + ":1" + std::to_string(rank) + ":1" +
+           std::to_string(rank) + " [0] NCCL INFO ncclCommInitRank comm 0x5" + std::to_string(rank) + " rank " +
+           std::to_string(rank) + " nranks 2 cudaDev 0 busId 1000 - " + what + "\n";
+  };
+  Reported r = report_log("[rank0]: 2024-07-09 17:00:00,000 - INFO - starting\n"
+                          "[rank1]: 2024-07-09 17:00:00,000 - INFO - starting\n" +
+                          nccl(0, "17:00:05", "Init START") + nccl(0, "17:00:09", "Init COMPLETE") +
+                          nccl(1, "17:00:05", "Init START") +
+                          "[rank0]: 2024-07-09 17:05:00,000 - INFO - step 1\n"
+                          "[rank1]: 2024-07-09 17:06:00,000 - INFO - still here\n");
+  auto startup = [&](int rank) -> const report::Band* {
+    const report::Lane* lane = lane_of_rank(r.t, rank);
+    if (lane == nullptr) return nullptr;
+    for (const report::Band& b : lane->bands)
+      if (b.label.rfind("start-up", 0) == 0) return &b;
+    return nullptr;
+  };
+  const report::Band* done = startup(0);
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(done->label, "start-up");
+  EXPECT_EQ(done->to_us - done->from_us, 9'000'000);
+  const report::Band* stuck = startup(1);
+  ASSERT_NE(stuck, nullptr);
+  EXPECT_EQ(stuck->label, "start-up, never completed");
+  EXPECT_EQ(stuck->to_us - stuck->from_us, 360'000'000);
 }
 
 // The logs never say when a collective completed; a Flight Recorder dump does.

@@ -26,9 +26,10 @@ struct Mark {
   std::string where; ///< file:line
 };
 
-/// A phase a rank was in when the job stalled (a checkpoint save, an
-/// evaluation): from the last line of a phase finding that shows it to the
-/// end of the logs, since the diagnosis says it never ended.
+/// A phase of a rank: its start-up (first line to its job-wide communicator's
+/// Init COMPLETE, or to its last line when that never came), and the phase a
+/// root-cause finding says it was in when the job stalled (a checkpoint save,
+/// an evaluation: from the last line that shows it to the end of the logs).
 struct Band {
   std::string label;  ///< "checkpoint save"
   int64_t from_us = 0, to_us = 0;

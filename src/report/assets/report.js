@@ -108,7 +108,9 @@
       var mid = y + LANE_H / 2;
       if (timed) lane.bands.forEach(function (b) {
         var b0 = clampX(xOf(b.from)), b1 = clampX(xOf(b.to));
-        var band = el('rect', { x: b0, y: y + 1, width: Math.max(2, b1 - b0), height: LANE_H - 2, 'class': 'band' }, g);
+        var kind = b.label.indexOf('start-up') === 0 ? ' startup' : '';
+        var band = el('rect', { x: b0, y: y + 1, width: Math.max(2, b1 - b0), height: LANE_H - 2,
+          'class': 'band' + kind }, g);
         el('title', {}, band, b.label + ' from ' + fmtTime(b.from, true) + ' on\n' + b.why);
       });
       if (timed && lane.first) {
