@@ -8,6 +8,7 @@
 #include "ncclpm/report/report.h"
 #include "ncclpm/store/schema.h"
 #include "ncclpm/util/text.h"
+#include "diagnose_job.h"
 #include "rules_option.h"
 
 namespace ncclpm::cli {
@@ -58,32 +59,10 @@ int cmd_diagnose(const Args& args) {
     print_error(db.error());
     return static_cast<int>(ExitCode::kError);
   }
-  std::string job;
-  auto job_id = diagnose::resolve_job(*db, vm["job"].as<std::string>(), &job);
-  if (!job_id) {
-    print_error(job_id.error());
-    return static_cast<int>(ExitCode::kError);
-  }
-  // Say first what the evidence lacks; with nothing to read there is nothing to conclude.
-  auto gaps = diagnose::evidence_gaps(*db, *job_id);
-  if (!gaps) {
-    print_error(gaps.error());
-    return static_cast<int>(ExitCode::kError);
-  }
-  if (gaps->lines_read == 0) {
-    print_error(Error::plain("nothing to diagnose in job " + util::quoted(job) + ": no readable line " + gaps->words(),
-                             "check the files named above, or ingest the directory the logs were written to"));
-    return static_cast<int>(ExitCode::kNothingToRead);
-  }
-  if (gaps->incomplete())
-    print_warning(Error::plain("the evidence is incomplete: " + gaps->words() +
-                               "; the findings rest on the rest"));
-  auto d = diagnose::run(*db, *job_id, *rules);
-  if (!d) {
-    print_error(d.error());
-    return static_cast<int>(ExitCode::kError);
-  }
-  d->job = job;
+  auto diagnosed = diagnose_job(*db, vm["job"].as<std::string>(), *rules);
+  if (const int* rc = std::get_if<int>(&diagnosed)) return *rc;
+  auto* d = &std::get<diagnose::Diagnosis>(diagnosed);
+  const std::string& job = d->job;
   auto stored = diagnose::store_findings_if_writable(*db, *d);
   if (!stored) {
     print_error(stored.error());

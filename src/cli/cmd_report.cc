@@ -15,6 +15,7 @@
 #include "ncclpm/report/html_report.h"
 #include "ncclpm/store/schema.h"
 #include "ncclpm/util/text.h"
+#include "diagnose_job.h"
 #include "rules_option.h"
 
 namespace ncclpm::cli {
@@ -79,18 +80,9 @@ int cmd_report(const Args& args) {
     print_error(db.error());
     return static_cast<int>(ExitCode::kError);
   }
-  std::string job;
-  auto job_id = diagnose::resolve_job(*db, vm["job"].as<std::string>(), &job);
-  if (!job_id) {
-    print_error(job_id.error());
-    return static_cast<int>(ExitCode::kError);
-  }
-  auto d = diagnose::run(*db, *job_id, *rules);
-  if (!d) {
-    print_error(d.error());
-    return static_cast<int>(ExitCode::kError);
-  }
-  d->job = job;
+  auto diagnosed = diagnose_job(*db, vm["job"].as<std::string>(), *rules);
+  if (const int* rc = std::get_if<int>(&diagnosed)) return *rc;
+  auto* d = &std::get<diagnose::Diagnosis>(diagnosed);
   auto timeline = report::load_timeline(*db, *d);
   if (!timeline) {
     print_error(timeline.error());

@@ -296,6 +296,12 @@ TEST(ReportCommand, BadUseIsAClearError) {
       {"report", "--db", (dir / "j.db").string(), "--html", (dir / "no/such/dir/out.html").string()});
   EXPECT_NE(bad_dir.exit_code, 0);
   EXPECT_NE(bad_dir.err.find("no/such/dir"), std::string::npos) << bad_dir.err;
+  // A job whose files hold no readable line gets no page, as diagnose gets no verdict.
+  testing::write_file(dir / "empty/job.log", "");
+  ASSERT_EQ(testing::run_ncclpm({"ingest", (dir / "empty").string(), "--db", (dir / "e.db").string()}).exit_code, 0);
+  auto nothing = testing::run_ncclpm({"report", "--db", (dir / "e.db").string(), "--html", (dir / "e.html").string()});
+  EXPECT_EQ(nothing.exit_code, 4) << nothing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "e.html"));
   auto no_db = testing::run_ncclpm({"report", "--db", (dir / "none.db").string(), "--html", (dir / "x.html").string()});
   EXPECT_NE(no_db.exit_code, 0);
   EXPECT_NE(no_db.err.find("none.db"), std::string::npos) << no_db.err;
