@@ -61,9 +61,9 @@ int cmd_diagnose(const Args& args) {
   }
   auto diagnosed = diagnose_job(*db, vm["job"].as<std::string>(), *rules);
   if (const int* rc = std::get_if<int>(&diagnosed)) return *rc;
-  auto* d = &std::get<diagnose::Diagnosis>(diagnosed);
-  const std::string& job = d->job;
-  auto stored = diagnose::store_findings_if_writable(*db, *d);
+  diagnose::Diagnosis& d = std::get<diagnose::Diagnosis>(diagnosed);
+  const std::string& job = d.job;
+  auto stored = diagnose::store_findings_if_writable(*db, d);
   if (!stored) {
     print_error(stored.error());
     return static_cast<int>(ExitCode::kError);
@@ -72,9 +72,9 @@ int cmd_diagnose(const Args& args) {
     print_warning(Error::plain("the database is read-only: the findings are shown, not stored",
                                "replay takes the collective as spelled out below; copy the database to store them"));
   report::RenderOptions o{db_path, vm.count("verbose") != 0};
-  if (format == "json") std::cout << report::render_json(*d, o);
-  else if (format == "markdown") std::cout << report::render_markdown(*d, o);
-  else std::cout << report::render_text(*d, o) << "\n" << html_report_hint(job, db_path) << "\n";
+  if (format == "json") std::cout << report::render_json(d, o);
+  else if (format == "markdown") std::cout << report::render_markdown(d, o);
+  else std::cout << report::render_text(d, o) << "\n" << html_report_hint(job, db_path) << "\n";
   return 0;
 }
 

@@ -82,19 +82,19 @@ int cmd_report(const Args& args) {
   }
   auto diagnosed = diagnose_job(*db, vm["job"].as<std::string>(), *rules);
   if (const int* rc = std::get_if<int>(&diagnosed)) return *rc;
-  auto* d = &std::get<diagnose::Diagnosis>(diagnosed);
-  auto timeline = report::load_timeline(*db, *d);
+  diagnose::Diagnosis& d = std::get<diagnose::Diagnosis>(diagnosed);
+  auto timeline = report::load_timeline(*db, d);
   if (!timeline) {
     print_error(timeline.error());
     return static_cast<int>(ExitCode::kError);
   }
-  std::string page = report::render_html(*d, *timeline, report::RenderOptions{db_path, false});
+  std::string page = report::render_html(d, *timeline, report::RenderOptions{db_path, false});
   std::string out = vm["html"].as<std::string>();
   if (Status s = write_whole(out, page); !s) {
     print_error(s.error());
     return static_cast<int>(ExitCode::kError);
   }
-  std::cerr << "wrote " << out << " (" << timeline->lanes.size() << " lanes, " << d->findings.size() << " findings, "
+  std::cerr << "wrote " << out << " (" << timeline->lanes.size() << " lanes, " << d.findings.size() << " findings, "
             << (page.size() + 1023) / 1024 << " KiB)\n";
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "ncclpm/diagnose/diagnose.h"
 #include "ncclpm/report/timeline.h"
 #include "ncclpm/store/schema.h"
+#include "ncclpm/util/text.h"
 #include "support/test_support.h"
 
 namespace ncclpm {
@@ -47,13 +48,8 @@ Loaded load(const std::string& chromium, const fs::path& page, const fs::path& d
   l.exit_code = std::system(cmd.c_str());
   l.dom = testing::read_file(dom);
   std::string all = testing::read_file(log);
-  size_t at = 0;
-  while (at < all.size()) {
-    size_t end = all.find('\n', at);
-    std::string line = all.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (line.find(":CONSOLE") != std::string::npos) l.console += line + "\n";
-    at = end == std::string::npos ? all.size() : end + 1;
-  }
+  for (std::string_view line : util::split(all, '\n'))
+    if (line.find(":CONSOLE") != std::string_view::npos) (l.console += line) += "\n";
   return l;
 }
 

@@ -64,12 +64,9 @@ Reported report_log(const std::string& log) {
   return report_dir(dir / "logs");
 }
 
-// Rank `rank`'s watchdog timeout in `seq`, timestamped, on `host`.
+// Rank `rank`'s watchdog timeout in `seq`, fired at `time` (HH:MM:SS).
 std::string watchdog(int rank, int seq, const std::string& time) {
-  return "[rank" + std::to_string(rank) + "]:[E709 " + time + ".162814 ProcessGroupNCCL.cpp:632] [Rank " +
-         std::to_string(rank) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" +
-         std::to_string(seq) + ", OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for "
-         "600102 milliseconds before timing out.\n";
+  return testing::watchdog_line(rank, seq, time + ".162814");
 }
 
 const report::Lane* lane_of_rank(const report::Timeline& t, int rank) {

@@ -19,13 +19,7 @@ using testing::run_ncclpm;
 using testing::TempDir;
 using testing::write_file;
 
-std::string watchdog(int seq) {
-  return "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-         "operation timeout: WorkNCCL(SeqNum=" +
-         std::to_string(seq) +
-         ", OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600102 milliseconds "
-         "before timing out.\n";
-}
+std::string watchdog(int seq) { return testing::watchdog_line(1, seq); }
 
 std::string coll(int op_count) {
   char hex[16];

@@ -76,10 +76,15 @@ RunResult run_ncclpm(const std::vector<std::string>& args) {
   return r;
 }
 
-const std::string kWatchdogLine =
-    "[rank1]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, "
-    "Timeout(ms)=600000) ran for 600102 milliseconds before timing out.\n";
+std::string watchdog_line(int rank, int seq, const std::string& clock) {
+  std::string r = std::to_string(rank);
+  return "[rank" + r + "]:[E709 " + clock + " ProcessGroupNCCL.cpp:632] [Rank " + r +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         ", OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600102 milliseconds "
+         "before timing out.\n";
+}
+
+const std::string kWatchdogLine = watchdog_line(1, 7);
 
 fs::path source_path(const std::string& rel) { return fs::path(NCCLPM_SOURCE_DIR) / rel; }
 

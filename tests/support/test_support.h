@@ -35,8 +35,12 @@ struct RunResult {
 /// Runs the ncclpm binary with `args` (no shell), waits, returns what it printed.
 RunResult run_ncclpm(const std::vector<std::string>& args);
 
-/// Rank 1's watchdog timeout (ALLREDUCE seq 7, 600 s) as PyTorch 2.x prints
-/// it, with its newline: the smallest log that diagnoses to something.
+/// A rank's watchdog timeout of an ALLREDUCE (1024 elements, 600 s, ran for
+/// 600102 ms) in `seq`, as PyTorch 2.x prints it at `clock`, with its newline.
+std::string watchdog_line(int rank, int seq, const std::string& clock = "17:05:38.162814866");
+
+/// Rank 1's watchdog timeout in seq 7 (watchdog_line(1, 7)): the smallest
+/// log that diagnoses to something.
 extern const std::string kWatchdogLine;
 
 /// Path of a file under the source tree (fixtures/...).
