@@ -6,6 +6,7 @@
 #include "ncclpm/diagnose/diagnose.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "alignment.h"
@@ -290,7 +291,31 @@ std::vector<RankState> rank_states(const JobFacts& f, const Alignment& a) {
   return out;
 }
 
+// The hosts whose times ingest shifted onto the reference clock.
+Result<std::vector<ClockSkew>> load_clock_skews(store::Connection& db, int64_t job_id) {
+  auto stmt = db.prepare(
+      "SELECT host, reference_host, offset_us, moments, basis FROM clock_offsets"
+      " WHERE job_id = ? AND corrected = 1 ORDER BY abs(offset_us) DESC, host");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+  std::vector<ClockSkew> out;
+  std::optional<Error> error;
+  while (stmt->step(&error))
+    out.push_back({stmt->column_text(0), stmt->column_text(1), static_cast<double>(stmt->column_int(2)) / 1e6,
+                   static_cast<int>(stmt->column_int(3)), stmt->column_text(4)});
+  if (error) return std::move(*error);
+  return out;
+}
+
 }  // namespace
+
+std::string ClockSkew::words() const {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f s", offset_s < 0 ? -offset_s : offset_s);
+  return "The clock of " + host + " runs " + seconds + (offset_s < 0 ? " behind " : " ahead of ") + reference +
+         "'s (estimated from " + basis + ", " + std::to_string(moments) + (moments == 1 ? " moment" : " moments") +
+         " all ranks shared); its times are shown on " + reference + "'s clock.";
+}
 
 bool Diagnosis::has_root_cause() const {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.root_cause; });
@@ -458,6 +483,9 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;
     return x.ts_us < y.ts_us;
   });
+  auto skews = load_clock_skews(db, job_id);
+  if (!skews) return skews.take_error();
+  d.clock_skews = std::move(skews).value();
   return d;
 }
 

@@ -210,7 +210,9 @@ std::string render_html(const diagnose::Diagnosis& d, const Timeline& t, const R
   if (t.start_us)
     out << " · logs from " << shown_time(t.start_us, t) << " to " << shown_time(t.end_us, t)
         << (t.years_known ? "" : " (the lines give no year)");
-  out << " · made by ncclpm " << NCCLPM_VERSION << "</p></header>\n";
+  out << " · made by ncclpm " << NCCLPM_VERSION << "</p>\n";
+  for (const auto& c : d.clock_skews) out << "<p class=\"clock\">" << html_escape(c.words()) << "</p>\n";
+  out << "</header>\n";
   write_verdict(out, d);
   out << "<section id=\"timeline\"><h2>Timeline</h2>\n<div class=\"legend\"><span class=\"k error\">first error</span>"
          "<span class=\"k watchdog\">watchdog fired</span><span class=\"k exit\">exit</span>"

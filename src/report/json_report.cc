@@ -125,6 +125,17 @@ std::string render_json(const diagnose::Diagnosis& d, const RenderOptions& o) {
     w.end_object();
   }
   w.end_array();
+  w.key("clock_skews").begin_array();
+  for (const auto& c : d.clock_skews) {
+    w.begin_object();
+    w.key("host").value(c.host);
+    w.key("reference").value(c.reference);
+    w.key("offset_s").value(c.offset_s);
+    w.key("moments").value(c.moments);
+    w.key("basis").value(c.basis);
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
   return w.str() + "\n";
 }

@@ -36,6 +36,7 @@ std::string render_markdown(const diagnose::Diagnosis& d, const RenderOptions& o
     out << "**" << top->title << "** (`" << top->category << "`, rule `" << top->rule << "`, confidence "
         << static_cast<int>(top->confidence * 100 + 0.5) << "%).\n\n" << top->summary << "\n\n";
   }
+  for (const auto& c : d.clock_skews) out << c.words() << "\n\n";
   if (!d.timeline.empty()) {
     out << "## Timeline\n\n| time | rank | where | what |\n|---|---|---|---|\n";
     for (const auto& e : d.timeline)

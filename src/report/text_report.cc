@@ -67,6 +67,8 @@ std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
   out << "ncclpm diagnosis of job " << d.job;
   if (d.world_size > 0) out << " (" << d.world_size << " ranks)";
   out << "\n\n";
+  for (const auto& c : d.clock_skews) out << c.words() << "\n";
+  if (!d.clock_skews.empty()) out << "\n";
   if (d.findings.empty() || !d.has_root_cause()) {
     out << "No root cause found: no known failure signature and no rank fell behind the others.\n";
     if (d.findings.empty()) return out.str();

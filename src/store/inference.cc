@@ -39,6 +39,7 @@ Status IngestWriter::post_process() {
     if (Status s = ref->run({*year_of_job, job_id_}); !s) return s;
   }
   if (Status s = infer_file_ranks(); !s) return s;
+  if (Status s = correct_clocks(); !s) return s;
   return db_.exec(index_sql());
 }
 
@@ -116,6 +117,20 @@ UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
 UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
+-- A line with a rank but no host ("[rank3]:[E...]" in a node's console) ran
+-- where its rank's other lines say, when they name one host only (an elastic
+-- restart may move a rank): the host's clock is the line's clock.
+CREATE TEMP TABLE rank_hosts (rank INTEGER PRIMARY KEY, host TEXT);
+INSERT INTO rank_hosts
+  SELECT rank, min(host) FROM (
+    SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL
+    UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL)
+  GROUP BY rank HAVING count(DISTINCT host) = 1;
+UPDATE events SET host = (SELECT host FROM rank_hosts h WHERE h.rank = events.rank)
+  WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
+UPDATE unparsed_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = unparsed_lines.rank)
+  WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
+DROP TABLE rank_hosts;
 )SQL";
 
 Status IngestWriter::infer_file_ranks() {

@@ -96,6 +96,9 @@ CREATE TABLE IF NOT EXISTS findings (
   rule TEXT NOT NULL, category TEXT NOT NULL, title TEXT, severity TEXT, confidence REAL,
   root_cause INTEGER, culprit_ranks TEXT, culprit_hosts TEXT, collective TEXT,
   evidence TEXT, advice TEXT, replay TEXT, json TEXT, created_at TEXT);
+CREATE TABLE IF NOT EXISTS clock_offsets (
+  job_id INTEGER NOT NULL, host TEXT NOT NULL, reference_host TEXT NOT NULL, offset_us INTEGER NOT NULL,
+  moments INTEGER NOT NULL, basis TEXT NOT NULL, corrected INTEGER NOT NULL, PRIMARY KEY (job_id, host));
 CREATE TABLE IF NOT EXISTS replays (
   replay_id INTEGER PRIMARY KEY, finding_id INTEGER REFERENCES findings, job_id INTEGER,
   created_at TEXT, plan TEXT, environment TEXT, devices TEXT, nccl_version TEXT,

@@ -18,33 +18,7 @@
 namespace ncclpm {
 namespace {
 
-// Ingests the files (name -> text) as one job and diagnoses it; a step that
-// fails is a test failure and an empty diagnosis, never a crash.
-diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files) {
-  testing::TempDir t;
-  for (const auto& [name, text] : files) testing::write_file(t / ("logs/" + name), text);
-  ingest::Options o;
-  o.paths = {t / "logs"};
-  o.db_path = t / "j.db";
-  auto ingested = ingest::run(o);
-  auto db = store::open_for_update(o.db_path);
-  auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
-  if (!ingested || !db || !rules) {
-    ADD_FAILURE() << "ingest, database or rules failed";
-    return {};
-  }
-  auto job = diagnose::resolve_job(*db, "", nullptr);
-  if (!job) {
-    ADD_FAILURE() << job.error().to_string();
-    return {};
-  }
-  auto d = diagnose::run(*db, *job, *rules);
-  if (!d) {
-    ADD_FAILURE() << d.error().to_string();
-    return {};
-  }
-  return *d;
-}
+using testing::diagnose_files;
 
 diagnose::Diagnosis diagnose_log(const std::string& log) { return diagnose_files({{"job.log", log}}); }
 

@@ -251,6 +251,29 @@ TEST(ReportCommand, WritesThePageAndSaysWhere) {
   EXPECT_FALSE(std::filesystem::exists(dir / ("out.html.tmp")));
 }
 
+TEST(HtmlReport, ASkewedHostsLinesAreDrawnOnTheReferenceClockAndTheHeaderSaysSo) {
+  // Both ranks entered seq 5 together; node-b's clock prints it 600 s later.
+  testing::TempDir t;
+  for (int r : {0, 1}) {
+    std::string host = r == 0 ? "node-a" : "node-b", id = std::to_string(r);
+    testing::write_file(t / ("logs/rank" + id + ".log"),
+                        host + ":70" + id + ":70" + id + " [" + id + "] NCCL INFO comm 0x5" + id + " rank " + id +
+                            " nranks 2 cudaDev " + id + " nvmlDev " + id +
+                            " busId 1b000 commId 0x77 - Init COMPLETE\n" +
+                            testing::watchdog_line(r, 5, r == 0 ? "10:10:02.100" : "10:20:02.100"));
+  }
+  Reported r = report_dir(t / "logs");
+  EXPECT_NE(r.page.find("<p class=\"clock\">The clock of node-b runs 600.0 s ahead of node-a&#39;s"),
+            std::string::npos)
+      << r.page.substr(r.page.find("<header>"), 600);
+  std::vector<int64_t> fired;
+  for (const auto& lane : r.t.lanes)
+    for (const auto& m : lane.marks)
+      if (m.kind == "watchdog") fired.push_back(m.ts_us);
+  ASSERT_EQ(fired.size(), 2u);
+  EXPECT_EQ(fired[0], fired[1]);
+}
+
 TEST(ReportCommand, DiagnoseEndsWithTheCommandThatDrawsThePage) {
   testing::TempDir dir;
   testing::write_file(dir / "logs/job.log", testing::kWatchdogLine);

@@ -10,6 +10,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ncclpm/ingest/ingest.h"
+#include "ncclpm/store/schema.h"
+
 namespace fs = std::filesystem;
 
 namespace ncclpm::testing {
@@ -85,6 +88,27 @@ std::string watchdog_line(int rank, int seq, const std::string& clock) {
 }
 
 const std::string kWatchdogLine = watchdog_line(1, 7);
+
+// Ingests the files (name -> text) as one job and diagnoses it; a step that
+// fails is a test failure and an empty diagnosis, never a crash.
+diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files) {
+  TempDir t;
+  for (const auto& [name, text] : files) write_file(t / ("logs/" + name), text);
+  ingest::Options o;
+  o.paths = {t / "logs"};
+  o.db_path = t / "j.db";
+  auto ingested = ingest::run(o);
+  if (!ingested) throw std::runtime_error("ingest: " + ingested.error().to_string());
+  auto db = store::open_for_update(o.db_path);
+  if (!db) throw std::runtime_error("database: " + db.error().to_string());
+  auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
+  if (!rules) throw std::runtime_error("rules: " + rules.error().front().to_string());
+  auto job = diagnose::resolve_job(*db, "", nullptr);
+  if (!job) throw std::runtime_error("job: " + job.error().to_string());
+  auto d = diagnose::run(*db, *job, *rules);
+  if (!d) throw std::runtime_error("diagnose: " + d.error().to_string());
+  return std::move(d).value();
+}
 
 fs::path source_path(const std::string& rel) { return fs::path(NCCLPM_SOURCE_DIR) / rel; }
 

@@ -5,8 +5,11 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "ncclpm/diagnose/diagnose.h"
 
 namespace ncclpm::testing {
 
@@ -42,6 +45,10 @@ std::string watchdog_line(int rank, int seq, const std::string& clock = "17:05:3
 /// Rank 1's watchdog timeout in seq 7 (watchdog_line(1, 7)): the smallest
 /// log that diagnoses to something.
 extern const std::string kWatchdogLine;
+
+/// Ingests the files (name -> text) as one job and diagnoses it; a step that
+/// fails throws std::runtime_error saying which (a test failure under gtest).
+diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files);
 
 /// Path of a file under the source tree (fixtures/...).
 std::filesystem::path source_path(const std::string& rel);

@@ -60,6 +60,16 @@ struct RankState {
   std::string last_activity; ///< its last meaningful line
 };
 
+/// A host whose clock differs from the reference host's by more than
+/// rounding (clock_offsets): its times were shifted onto the reference clock.
+struct ClockSkew {
+  std::string host, reference;
+  double offset_s = 0;        ///< host clock minus reference clock
+  int moments = 0;            ///< shared moments the estimate rests on
+  std::string basis;          ///< "watchdog timeouts", "communicator inits"
+  std::string words() const;  ///< one sentence for the reports
+};
+
 struct Diagnosis {
   std::string job;
   int64_t job_id = 0;
@@ -67,6 +77,7 @@ struct Diagnosis {
   std::vector<Finding> findings;       ///< root causes first
   std::vector<RankState> ranks;        ///< ranks that matter (culprits, victims, crashed)
   std::vector<Evidence> timeline;      ///< first failures in time order
+  std::vector<ClockSkew> clock_skews;  ///< largest first
   bool has_root_cause() const;
 };
 

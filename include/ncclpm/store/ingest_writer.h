@@ -75,6 +75,7 @@ class IngestWriter {
   Status prepare_statements();
   Status post_process();
   Status infer_file_ranks();
+  Status correct_clocks();  // clock_offsets.cc
   Status write_event(int64_t file_id, const recognize::Event& e);
 
   Connection db_;
