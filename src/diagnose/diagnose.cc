@@ -132,12 +132,14 @@ void stop_before_failures_leads(std::vector<Finding>& findings) {
   }
 }
 
-// The single rank below the highest one that timed out that did not time out
-// itself (ranks 1-3 waited: rank 0); -1 when none or several are missing.
+// The single rank below the highest one that waited that did not wait itself
+// (ranks 1-3 timed out, or gave up on rank 0's ncclUniqueId: rank 0); -1 when
+// none or several are missing.
 int only_rank_missing(const JobFacts& f, const Alignment& a) {
   std::set<int> waited(a.victims);
   for (const TimeoutRecord& t : f.timeouts)
     if (t.at.rank >= 0) waited.insert(t.at.rank);
+  waited.insert(f.awaited_rank0.begin(), f.awaited_rank0.end());
   if (waited.empty()) return -1;
   int missing = -1;
   for (int r = 0; r < *waited.rbegin(); ++r) {

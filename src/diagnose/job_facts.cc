@@ -1,9 +1,12 @@
 // src/diagnose/job_facts.cc
 #include "job_facts.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <tuple>
-#include <re2/re2.h>
+
+#include "ncclpm/recognize/parsers.h"
 
 namespace ncclpm::diagnose {
 namespace {
@@ -245,6 +248,18 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (!s) return s.take_error();
 
   if (Status st = load_reported_culprits(db, job_id, f); !st) return st.take_error();
+  // The ranks whose own error says they waited for rank 0's ncclUniqueId:
+  // the line's rank, or the one its message names.
+  s = each_row(db,
+      "SELECT coalesce(rank, -1), text FROM events WHERE job_id = ?1"
+      " AND kind IN ('traceback', 'cpp_exception', 'store_error', 'nccl_error_surfaced')"
+      " AND text LIKE '%] is setting up NCCL communicator%'",
+      job_id, [&](const store::Statement& r) {
+        int rank = r.column_int(0) >= 0 ? static_cast<int>(r.column_int(0))
+                                        : recognize::rank_awaiting_unique_id(r.column_text(1));
+        if (rank >= 0) f.awaited_rank0.insert(rank);
+      });
+  if (!s) return s.take_error();
   if (Status st = check_nccl_settings(db, f); !st) return st.take_error();
 
   s = each_row(db,

@@ -79,6 +79,7 @@ struct JobFacts {
   std::vector<std::string> hcas;                 ///< IB devices seen
   std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
   std::set<int> reported_culprits;               ///< named by PyTorch's desync/mismatch reports
+  std::set<int> awaited_rank0;                   ///< said they waited for rank 0's ncclUniqueId
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;

@@ -15,6 +15,7 @@ struct FileRecognizer::Block {
   bool after_exception = false;
   bool last_error_next = false;  // the previous line was "Last error:": NCCL's text follows
   int message_lines = 0;
+  bool after_bar = false;        // began glued to a progress bar, perhaps another process's
 };
 
 struct FileRecognizer::Summary {

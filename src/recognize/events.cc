@@ -26,6 +26,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::kSignalSent: return "signal_sent";
     case EventKind::kStoreError: return "store_error";
     case EventKind::kFlightRecorder: return "flight_recorder";
+    case EventKind::kTrainingProgress: return "training_progress";
     case EventKind::kCount_: break;
   }
   return "unknown";

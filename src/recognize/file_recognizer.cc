@@ -224,6 +224,7 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
   std::string_view t = util::trim_left(b);
   auto emit = [&](EventKind kind, Detail d) {
     Event e = make_event(kind, line, f);
+    if (e.rank < 0 && e.pg_rank < 0) e.pg_rank = rank_awaiting_unique_id(b);
     e.detail = std::move(d);
     push(std::move(e), s);
     return true;
@@ -239,6 +240,7 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     if (s.block) close_traceback(s);
     s.block = std::make_unique<Block>();
     s.block->event = make_event(EventKind::kTraceback, line, f);
+    s.block->after_bar = after_bar;
     last_block_stream_ = &s;
     return true;
   }

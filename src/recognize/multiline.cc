@@ -83,6 +83,11 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     }
     block.tb.exc_type = type;
     block.tb.exc_message = std::string(util::clip(message, kMaxExceptionMessage));
+    // The message may say whose process raised it; then a progress bar the
+    // block began glued to may be another process's, and the block would give
+    // it the wrong rank: a shared console gets no rank from the message.
+    if (block.event.rank < 0 && block.event.pg_rank < 0 && !block.after_bar)
+      block.event.pg_rank = rank_awaiting_unique_id(message);
     block.after_exception = true;
     block.message_lines = 0;
     append();

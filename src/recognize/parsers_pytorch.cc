@@ -4,6 +4,8 @@
 // wording they had across releases, and the launchers' exit reports (C, D).
 #include <re2/re2.h>
 
+#include <algorithm>
+
 #include "match.h"
 
 #include "ncclpm/recognize/parsers.h"
@@ -153,6 +155,16 @@ std::optional<Mismatch> parse_collective_mismatch(std::string_view body) {
     }
   }
   return m;
+}
+
+int rank_awaiting_unique_id(std::string_view text) {
+  size_t at = text.find("] is setting up NCCL communicator");
+  if (at == std::string_view::npos) return -1;
+  size_t open = text.rfind('[', at);
+  if (open == std::string_view::npos || open + 1 == at || at - open > 8) return -1;
+  std::string_view digits = text.substr(open + 1, at - open - 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return -1;
+  return static_cast<int>(to_int(std::string(digits)));
 }
 
 std::optional<EventKind> classify_pytorch_message(std::string_view b) {

@@ -119,13 +119,20 @@ UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id 
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
 -- A line with a rank but no host ("[rank3]:[E...]" in a node's console) ran
 -- where its rank's other lines say, when they name one host only (an elastic
--- restart may move a rank): the host's clock is the line's clock.
+-- restart may move a rank): the host's clock is the line's clock. "hgx-001"
+-- and "hgx-001.cluster.internal" (torchrun's summary) are one host.
 CREATE TEMP TABLE rank_hosts (rank INTEGER PRIMARY KEY, host TEXT);
 INSERT INTO rank_hosts
-  SELECT rank, min(host) FROM (
-    SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL
-    UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL)
-  GROUP BY rank HAVING count(DISTINCT host) = 1;
+  SELECT rank, host FROM (
+    -- the name the rank's lines use most (SQLite takes host from the max(n) row)
+    SELECT rank, host, max(n), count(DISTINCT short) AS shorts FROM (
+      SELECT rank, host, count(*) AS n, CASE WHEN instr(host, '.') > 0 AND host GLOB '*[A-Za-z]*'
+                                             THEN substr(host, 1, instr(host, '.') - 1) ELSE host END AS short FROM (
+        SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL
+        UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL)
+      GROUP BY rank, host)
+    GROUP BY rank)
+  WHERE shorts = 1;
 UPDATE events SET host = (SELECT host FROM rank_hosts h WHERE h.rank = events.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
 UPDATE unparsed_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = unparsed_lines.rank)

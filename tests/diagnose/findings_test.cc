@@ -226,6 +226,46 @@ TEST(Stall, DataPreparedByAnUnnamedRankIsTheOneRankThatDidNotTimeOut) {
   EXPECT_TRUE(two.findings.front().culprit_ranks.empty()) << "ranks 1 and 3 timed out: 0 or 2 may be preparing";
 }
 
+// Ranks 1-3 gave up fetching rank 0's ncclUniqueId (the store's 30-minute
+// timeout) while an unranked bar shows the data still being tokenized: rank 0
+// was preparing it, under main_process_first(). Each era's wording.
+TEST(Stall, RanksThatGaveUpOnRankZerosUniqueIdWaitedForItsDataPreparation) {
+  const std::string bar =
+      "Running tokenizer on dataset:  47%|####7     | 3169000/6811963 [30:11<38:27, 1578.58 examples/s]";
+  const std::string wordings[] = {
+      "RuntimeError: [%d] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+      "store by key '0', but store->get('0') got error: Socket Timeout",
+      "torch.distributed.DistBackendError: [%d] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+      "via c10d key-value store by key '0', but store->get('0') got error: wait timeout after 1800000ms, keys: "
+      "/default_pg/0//cuda//0. This may indicate a possible application crash on rank 0 or a network set up issue.",
+      "torch.distributed.DistBackendError: [%d] is setting up NCCL communicators and retrieving ncclUniqueId from "
+      "roots via TCPStore by key '0:0', but got error: wait timeout after 1800000ms. This may indicate a possible "
+      "application crash on rank 0 or a network set up issue.",
+  };
+  for (const std::string& wording : wordings) {
+    SCOPED_TRACE(wording);
+    std::string log = bar + "\n";
+    for (int r : {1, 2, 3}) {
+      std::string line = wording;
+      line.replace(line.find("%d"), 2, std::to_string(r));
+      log += "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    "
+             "torch.distributed.barrier()\n" + line + "\n";
+    }
+    auto d = diagnose_log(log);
+    ASSERT_TRUE(d.has_root_cause());
+    EXPECT_EQ(d.findings.front().rule, "data-preparation-outlasted-timeout");
+    EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{0});
+  }
+  // One console: rank 1's traceback glued to rank 0's bar, no newline between.
+  std::string glued = wordings[1];
+  glued.replace(glued.find("%d"), 2, "1");
+  auto d = diagnose_log(bar + "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+                        "    torch.distributed.barrier()\n" + glued + "\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "data-preparation-outlasted-timeout");
+  EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{0}) << "the bar is not rank 1's";
+}
+
 // Frameworks print save and evaluation markers on the main process only: a
 // marker without a rank was rank 0's, unless rank 0 itself waited.
 TEST(Stall, ASaveMarkerWithoutARankWasTheMainProcesssUnlessRankZeroWaited) {

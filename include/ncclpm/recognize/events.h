@@ -36,6 +36,7 @@ enum class EventKind : uint8_t {
   kSignalSent,         ///< Sending process N closing signal SIGTERM
   kStoreError,         ///< TCPStore / rendezvous errors (a cascade symptom)
   kFlightRecorder,     ///< a Flight Recorder dump file (its entries go to their own table)
+  kTrainingProgress,   ///< a progress bar, a Trainer metrics dict, a Megatron iteration line
   kCount_
 };
 const char* event_kind_name(EventKind k);
@@ -132,9 +133,18 @@ struct SignalSent {
   std::string signal;
 };
 
+/// How far a training (or data preparation) loop got, as its own line says.
+struct TrainingProgress {
+  std::string source;            ///< tqdm, hf_metrics, megatron
+  std::string label;             ///< a bar's description ("Epoch 0", "Map"); empty when it has none
+  int64_t step = -1, total = -1; ///< n/total of a bar, iteration N/M; -1: not said
+  double seconds_per_step = -1;  ///< s/it, 1/(it/s), Megatron's ms per iteration / 1000
+  double epoch = -1, loss = -1;  ///< -1: not said
+};
+
 using Detail = std::variant<std::monostate, NcclVersion, EnvSetting, CommInfo, NcclWarning,
                             ErrorTrace, WorkRecord, PgStatus, DesyncReport, Mismatch, Traceback,
-                            ProcessExit, SignalSent>;
+                            ProcessExit, SignalSent, TrainingProgress>;
 
 struct Event {
   EventKind kind = EventKind::kNcclVersion;

@@ -34,10 +34,22 @@ std::optional<WorkRecord> parse_work_record(std::string_view body);        // B.
 std::optional<PgStatus> parse_pg_status(std::string_view body);            // B.4
 std::optional<DesyncReport> parse_desync_line(std::string_view body);      // B.8
 std::optional<Mismatch> parse_collective_mismatch(std::string_view body);  // B.8 DETAIL
+/// The rank that says it waited in vain for rank 0's ncclUniqueId through the
+/// store ("[3] is setting up NCCL communicator and retrieving ncclUniqueId from
+/// [0] via c10d key-value store ...", PyTorch 1.11+, "communicators ... from
+/// roots" 2.8+): the rank in its process group. -1 for any other text.
+int rank_awaiting_unique_id(std::string_view text);
 /// Other ProcessGroupNCCL / c10d messages that matter to a diagnosis:
 /// kWatchdogStuck, kPgTerminate, kDumpSignal, kNcclErrorSurfaced, kStoreError,
 /// kCppException. nullopt for anything else.
 std::optional<EventKind> classify_pytorch_message(std::string_view body);
+
+// --- training loops: how far each rank got ------------------------------------
+/// A tqdm bar (`Epoch 0:  45%|####5     | 450/1000 [10:00<12:13,  1.33s/it]`),
+/// a Transformers Trainer metrics dict (`{'loss': 1.2, ..., 'epoch': 0.5}`) or
+/// a Megatron-LM iteration line (` iteration  100/ 500 | ... elapsed time per
+/// iteration (ms): 1234.5 | ... lm loss: 2.1E+00 |`). nullopt for anything else.
+std::optional<TrainingProgress> parse_training_progress(std::string_view body);
 
 // --- launchers (log-formats C, D) -------------------------------------------
 std::optional<ProcessExit> parse_process_exit(std::string_view body);      // C.2, D

@@ -1,0 +1,79 @@
+// src/recognize/parsers_progress.cc
+//
+// How far a training loop got, from the lines it prints about itself: tqdm
+// bars (Transformers' Trainer, Accelerate and Lightning draw theirs with it,
+// datasets' map too), the Trainer's metrics dicts, and Megatron-LM's
+// iteration lines. A bar's redraws ('\r') reach here as their last state.
+#include <re2/re2.h>
+
+#include <cstdlib>
+
+#include "match.h"
+#include "ncclpm/recognize/parsers.h"
+
+namespace ncclpm::recognize {
+namespace {
+
+double to_double(const std::string& s) { return std::strtod(s.c_str(), nullptr); }
+
+// "[10:00<12:13,  1.33s/it, loss=0.5]": seconds per step from the rate
+// ("?it/s" before the first step says nothing).
+double seconds_per_step(const std::string& value, const std::string& unit) {
+  double v = to_double(value);
+  if (v <= 0) return -1;
+  return unit == "s/it" ? v : 1.0 / v;
+}
+
+std::optional<TrainingProgress> parse_tqdm(std::string_view body) {
+  // label: percent|bar| n/total [elapsed<remaining, rate unit...]
+  static const RE2 bar(
+      R"re(^\s*(?:(.*?):?\s+)?(\d{1,3})%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[0-9:]*(?:<[0-9:?]*)?(?:,\s*([0-9.]+)\s*(s/it|it/s|[A-Za-z]+/s))?)re");
+  std::string label, percent, n, total, rate, unit;
+  if (!RE2::PartialMatch(sp(body), bar, &label, &percent, &n, &total, &rate, &unit)) return std::nullopt;
+  TrainingProgress p;
+  p.source = "tqdm";
+  p.label = label;
+  p.step = std::atoll(n.c_str());
+  p.total = std::atoll(total.c_str());
+  if (!rate.empty()) p.seconds_per_step = seconds_per_step(rate, unit);
+  return p;
+}
+
+std::optional<TrainingProgress> parse_hf_metrics(std::string_view body) {
+  // The Trainer logs a dict per logging step; 'epoch' is in every one.
+  static const RE2 epoch(R"re('epoch': ([0-9.]+)[,}])re");
+  static const RE2 loss(R"re(\{'(?:train_)?loss': ([0-9.eE+-]+)[,}])re");
+  std::string e, l;
+  if (body.find("{'") == std::string_view::npos || !RE2::PartialMatch(sp(body), epoch, &e)) return std::nullopt;
+  TrainingProgress p;
+  p.source = "hf_metrics";
+  p.epoch = to_double(e);
+  if (RE2::PartialMatch(sp(body), loss, &l)) p.loss = to_double(l);
+  return p;
+}
+
+std::optional<TrainingProgress> parse_megatron(std::string_view body) {
+  static const RE2 iteration(R"re(\biteration\s+(\d+)/\s*(\d+)\s*\|)re");
+  static const RE2 elapsed(R"re(elapsed time per iteration \(ms\): ([0-9.]+))re");
+  static const RE2 loss(R"re(\blm loss: ([0-9.eE+-]+))re");
+  std::string n, total, ms, l;
+  if (!RE2::PartialMatch(sp(body), iteration, &n, &total)) return std::nullopt;
+  TrainingProgress p;
+  p.source = "megatron";
+  p.step = std::atoll(n.c_str());
+  p.total = std::atoll(total.c_str());
+  if (RE2::PartialMatch(sp(body), elapsed, &ms)) p.seconds_per_step = to_double(ms) / 1000;
+  if (RE2::PartialMatch(sp(body), loss, &l)) p.loss = to_double(l);
+  return p;
+}
+
+}  // namespace
+
+std::optional<TrainingProgress> parse_training_progress(std::string_view body) {
+  if (body.find("%|") != std::string_view::npos) return parse_tqdm(body);
+  if (body.find("'epoch': ") != std::string_view::npos) return parse_hf_metrics(body);
+  if (body.find("iteration") != std::string_view::npos) return parse_megatron(body);
+  return std::nullopt;
+}
+
+}  // namespace ncclpm::recognize
