@@ -2,6 +2,7 @@
 #include "describe.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "ncclpm/util/text.h"
@@ -78,6 +79,23 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
       versions.push_back(v + " on " + join(std::vector<std::string>(hosts.begin(), hosts.end()), ", "));
     }
     return "Ranks run different NCCL versions: " + join(versions, "; ") + ".";
+  }
+  if (rule.builtin == "uneven-batches" && facts.uneven_batches) {
+    const UnevenBatches& u = *facts.uneven_batches;
+    std::string loop = u.label.empty() ? "the same loop" : "'" + u.label + "'";
+    std::string s = "Rank " + culprits + " had " + std::to_string(u.short_total) + " steps in " + loop +
+                    " and finished them, while other ranks had " + std::to_string(u.long_total) +
+                    " and steps left: the short rank went on alone to what follows the loop";
+    if (a.has_timeouts) s += ", and rank " + util::rank_ranges(victims) + " waited in " + collective_words(a);
+    return s + ".";
+  }
+  if (rule.builtin == "slow-host" && facts.slow_host) {
+    const SlowHost& h = *facts.slow_host;
+    char numbers[128];
+    std::snprintf(numbers, sizeof numbers, "%.2f s per step, %.0f%% slower than the other ranks' %.2f s",
+                  h.seconds, (h.seconds / h.others_seconds - 1) * 100, h.others_seconds);
+    std::string who = h.host.empty() ? "Rank " + culprits : "The ranks on " + h.host + " (rank " + culprits + ")";
+    return who + " stepped at " + numbers + " (their progress bars' rates); every collective waits for the slowest.";
   }
   if (rule.builtin == "ignored-settings") {
     std::vector<std::string> reasons;

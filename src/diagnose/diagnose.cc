@@ -406,7 +406,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     f.severity = rule.severity;
     f.confidence = rule.confidence;
     f.root_cause = rule.root_cause;
-    bool symptom_of_collective = !rule.root_cause || !rule.builtin.empty() ||
+    bool symptom_of_collective = !rule.root_cause || (!rule.builtin.empty() && !builtin_names_culprits(rule.builtin)) ||
                                  rule.scope == rules::Scope::kCulpritTail;
     std::set<int> culprits = symptom_of_collective && !a.culprits.empty() ? a.culprits : hits.ranks;
     if (hits.before_failure) culprits = hits.ranks;  // whoever printed what the job was doing then

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ncclpm/recognize/parsers.h"
+#include "progress.h"
 
 namespace ncclpm::diagnose {
 namespace {
@@ -248,6 +249,10 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (!s) return s.take_error();
 
   if (Status st = load_reported_culprits(db, job_id, f); !st) return st.take_error();
+  auto bars = load_last_bars(db, job_id);
+  if (!bars) return bars.take_error();
+  f.uneven_batches = find_uneven_batches(*bars);
+  f.slow_host = find_slow_host(*bars);
   // The ranks whose own error says they waited for rank 0's ncclUniqueId:
   // the line's rank, or the one its message names.
   s = each_row(db,

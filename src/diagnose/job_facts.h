@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <tuple>
 #include <set>
 #include <string>
@@ -63,6 +64,31 @@ struct CollStats {
   int64_t max_op_count = -1;
 };
 
+/// A rank's last state of a training-loop progress bar (tqdm, counting steps).
+struct ProgressBar {
+  Located at;
+  std::string label;             ///< the bar's description; bars compare within one label
+  int64_t step = -1, total = -1;
+  double seconds_per_step = -1;  ///< -1: no rate shown
+};
+
+/// Ranks whose bars counted fewer steps than the others' in the same loop,
+/// and ran out of them while the others had steps left (progress.cc).
+struct UnevenBatches {
+  std::string label;
+  std::vector<int> short_ranks;
+  int64_t short_total = 0, long_total = 0;
+  std::vector<Located> lines;    ///< the short ranks' bars, then one of the others'
+};
+
+/// A host (or, on one host, a rank) whose ranks stepped slower than the rest.
+struct SlowHost {
+  std::string host;              ///< empty: a single rank whose host no line names
+  std::vector<int> ranks;
+  double seconds = 0, others_seconds = 0;  ///< median seconds per step, theirs and the rest's
+  std::vector<Located> lines;
+};
+
 struct JobFacts {
   int64_t job_id = 0;
   std::string job;
@@ -80,6 +106,8 @@ struct JobFacts {
   std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
   std::set<int> reported_culprits;               ///< named by PyTorch's desync/mismatch reports
   std::set<int> awaited_rank0;                   ///< said they waited for rank 0's ncclUniqueId
+  std::optional<UnevenBatches> uneven_batches;   ///< from the ranks' progress bars
+  std::optional<SlowHost> slow_host;
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;

@@ -45,6 +45,9 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   if (name == "all-stuck") return a.all_stuck;
   if (name == "ignored-settings") return !f.ignored_settings.empty();
   if (name == "uneven-inputs") return f.mismatch_same_op;
+  // A loop's bars tell why a job hung, not that it did.
+  if (name == "uneven-batches") return f.uneven_batches && (a.has_timeouts || !f.failures.empty());
+  if (name == "slow-host") return f.slow_host && a.has_timeouts;
   if (name == "version-mismatch") {
     std::set<std::string> versions;
     for (const auto& [v, lines] : f.nccl_versions) versions.insert(v.substr(0, v.find('+')));
@@ -63,6 +66,15 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
   }
   if (name == "ignored-settings") {
     for (const IgnoredSetting& s : f.ignored_settings) add_hit(h, s.at);
+    return Ok{};
+  }
+  if (name == "uneven-batches" || name == "slow-host") {
+    const std::vector<Located>& lines = f.uneven_batches && name == "uneven-batches" ? f.uneven_batches->lines
+                                                                                     : f.slow_host->lines;
+    for (const Located& l : lines) add_hit(h, l);
+    h.ranks.clear();  // the lines include one of the other ranks', for comparison
+    const std::vector<int>& ranks = name == "uneven-batches" ? f.uneven_batches->short_ranks : f.slow_host->ranks;
+    h.ranks.insert(ranks.begin(), ranks.end());
     return Ok{};
   }
   if (name == "uneven-inputs") {
@@ -103,6 +115,8 @@ std::string matching_line(const rules::RuleSet& set, size_t rule, std::string_vi
 }
 
 }  // namespace
+
+bool builtin_names_culprits(const std::string& name) { return name == "uneven-batches" || name == "slow-host"; }
 
 namespace {
 

@@ -28,6 +28,10 @@ struct RuleHits {
   bool before_failure = false;
 };
 
+/// Whether a builtin rule's hits name its culprits itself (a short or slow
+/// rank), rather than the alignment's missing ranks.
+bool builtin_names_culprits(const std::string& name);
+
 /// Hits of every rule that fired, by index into rules.rules().
 Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const JobFacts& facts,
                                                   const Alignment& alignment,

@@ -138,7 +138,7 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
   } else if (f.producer == Producer::kNccl || starts(util::trim_left(f.body), "NCCL version ")) {
     ok = recognize_nccl(line, f, s);
   } else {
-    ok = recognize_pytorch(line, f, s) || recognize_launcher(line, f, s) ||
+    ok = recognize_pytorch(line, f, s) || recognize_launcher(line, f, s) || recognize_progress(line, f, s) ||
          (f.producer == Producer::kUnknown && continue_event(line, f, s));
   }
   if (ok) {
@@ -284,6 +284,15 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     return emit(*kind, {});
   }
   return false;
+}
+
+bool FileRecognizer::recognize_progress(const PhysicalLine& line, const Frame& f, Stream& s) {
+  auto p = parse_training_progress(f.body);
+  if (!p) return false;
+  Event e = make_event(EventKind::kTrainingProgress, line, f);
+  e.detail = std::move(*p);
+  push(std::move(e), s);
+  return true;
 }
 
 bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f, Stream& s) {

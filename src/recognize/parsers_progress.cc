@@ -27,7 +27,7 @@ double seconds_per_step(const std::string& value, const std::string& unit) {
 std::optional<TrainingProgress> parse_tqdm(std::string_view body) {
   // label: percent|bar| n/total [elapsed<remaining, rate unit...]
   static const RE2 bar(
-      R"re(^\s*(?:(.*?):?\s+)?(\d{1,3})%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[0-9:]*(?:<[0-9:?]*)?(?:,\s*([0-9.]+)\s*(s/it|it/s|[A-Za-z]+/s))?)re");
+      R"re(^\s*(?:(.*?):?\s+)?(\d{1,3})%\|[^|]*\|\s*(\d+)/(\d+)\s*\[[0-9:]*(?:<[0-9:?]*)?(?:,\s*([0-9.]+|\?)\s*(s/it|it/s|[A-Za-z]+/s))?)re");
   std::string label, percent, n, total, rate, unit;
   if (!RE2::PartialMatch(sp(body), bar, &label, &percent, &n, &total, &rate, &unit)) return std::nullopt;
   TrainingProgress p;
@@ -36,6 +36,7 @@ std::optional<TrainingProgress> parse_tqdm(std::string_view body) {
   p.step = std::atoll(n.c_str());
   p.total = std::atoll(total.c_str());
   if (!rate.empty()) p.seconds_per_step = seconds_per_step(rate, unit);
+  if (!unit.empty()) p.unit = unit == "s/it" || unit == "it/s" ? "it" : unit.substr(0, unit.size() - 2);
   return p;
 }
 

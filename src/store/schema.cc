@@ -65,6 +65,9 @@ CREATE TABLE IF NOT EXISTS process_exits (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, rank INTEGER, local_rank INTEGER,
   pid INTEGER, exit_code INTEGER, signal TEXT, host TEXT, time TEXT, message TEXT,
   root_cause_block INTEGER);
+CREATE TABLE IF NOT EXISTS training_progress (
+  event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, label TEXT, unit TEXT, step INTEGER,
+  total INTEGER, seconds_per_step REAL, epoch REAL, loss REAL);
 CREATE TABLE IF NOT EXISTS signals_sent (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, pid INTEGER, signal TEXT);
 -- NCCL COLL lines, encoded in blocks by the parsing threads (format in

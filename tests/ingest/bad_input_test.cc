@@ -160,8 +160,9 @@ TEST(BadInput, ProgressBarGluedToAnotherRanksLineKeepsBoth) {
              "Timeout(ms)=600000) ran for 600888 milliseconds before timing out.\n");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM unparsed_lines WHERE local_rank = 0 AND line_no = 1"
-                              " AND text LIKE 'Grouping texts in chunks of 2049:   8%'"),
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress JOIN events USING (event_id)"
+                              " WHERE local_rank = 0 AND line_no = 1 AND label = 'Grouping texts in chunks of 2049'"
+                              " AND step = 726000 AND total = 9672101 AND unit = 'examples'"),
             1);
   EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records JOIN events USING (event_id)"
                               " WHERE context = 'watchdog_timeout' AND local_rank = 2 AND line_no = 1"),

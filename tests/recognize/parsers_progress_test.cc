@@ -19,6 +19,7 @@ TEST(ProgressParse, TqdmBarsInTheirCommonShapes) {
   EXPECT_EQ(hf->step, 450);
   EXPECT_EQ(hf->total, 1000);
   EXPECT_DOUBLE_EQ(hf->seconds_per_step, 1.33);
+  EXPECT_EQ(hf->unit, "it");
 
   auto lightning = parse_training_progress(
       "Epoch 3:  12%|█▏        | 120/1000 [01:00<07:20,  2.00it/s, loss=0.512, v_num=7]");
@@ -34,11 +35,13 @@ TEST(ProgressParse, TqdmBarsInTheirCommonShapes) {
   EXPECT_EQ(map->label, "Running tokenizer on dataset");
   EXPECT_EQ(map->total, 6811963);
   EXPECT_NEAR(map->seconds_per_step, 1 / 1578.58, 1e-9);
+  EXPECT_EQ(map->unit, "examples");
 
   auto first = parse_training_progress("  0%|          | 0/1000 [00:00<?, ?it/s]");
   ASSERT_TRUE(first);
   EXPECT_EQ(first->step, 0);
   EXPECT_EQ(first->seconds_per_step, -1) << "no rate before the first step";
+  EXPECT_EQ(first->unit, "it");
 
   auto ascii = parse_training_progress("Training: 100%|##########| 500/500 [05:00<00:00, 1.67it/s]");
   ASSERT_TRUE(ascii);

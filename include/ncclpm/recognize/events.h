@@ -137,6 +137,7 @@ struct SignalSent {
 struct TrainingProgress {
   std::string source;            ///< tqdm, hf_metrics, megatron
   std::string label;             ///< a bar's description ("Epoch 0", "Map"); empty when it has none
+  std::string unit;              ///< what a bar counts: "it" (steps), "examples", "ba"; empty: not said
   int64_t step = -1, total = -1; ///< n/total of a bar, iteration N/M; -1: not said
   double seconds_per_step = -1;  ///< s/it, 1/(it/s), Megatron's ms per iteration / 1000
   double epoch = -1, loss = -1;  ///< -1: not said

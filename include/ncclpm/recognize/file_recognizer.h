@@ -74,6 +74,7 @@ class FileRecognizer {
   bool recognize_nccl(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_pytorch(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_launcher(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool recognize_progress(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_event(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);

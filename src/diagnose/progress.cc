@@ -1,0 +1,144 @@
+// src/diagnose/progress.cc
+#include "progress.h"
+
+#include <algorithm>
+#include <map>
+
+namespace ncclpm::diagnose {
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Bars by label; within a label one bar per rank (the query's last).
+std::map<std::string, std::vector<const ProgressBar*>> by_label(const std::vector<ProgressBar>& bars) {
+  std::map<std::string, std::vector<const ProgressBar*>> out;
+  for (const ProgressBar& b : bars) out[b.label].push_back(&b);
+  return out;
+}
+
+// The label most ranks' bars share among those that pass `usable`.
+std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& bars,
+                                              bool (*usable)(const ProgressBar&)) {
+  std::vector<const ProgressBar*> best;
+  for (auto& [label, group] : by_label(bars)) {
+    std::vector<const ProgressBar*> kept;
+    for (const ProgressBar* b : group)
+      if (usable(*b)) kept.push_back(b);
+    if (kept.size() > best.size()) best = std::move(kept);
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id) {
+  auto stmt = db.prepare(
+      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, coalesce(p.label, ''),"
+      " p.step, p.total, coalesce(p.seconds_per_step, -1)"
+      " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
+      " WHERE e.event_id IN (SELECT max(event_id) FROM training_progress p JOIN events e USING (event_id)"
+      "   WHERE p.job_id = ?1 AND e.rank IS NOT NULL AND p.source = 'tqdm' AND coalesce(p.unit, 'it') = 'it'"
+      "   AND p.step IS NOT NULL AND p.total > 0 GROUP BY e.rank, coalesce(p.label, ''))"
+      " ORDER BY e.rank");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+  std::vector<ProgressBar> out;
+  std::optional<Error> error;
+  while (stmt->step(&error)) {
+    ProgressBar b;
+    b.at = read_located(*stmt);
+    b.label = stmt->column_text(6);
+    b.step = stmt->column_int(7);
+    b.total = stmt->column_int(8);
+    b.seconds_per_step = static_cast<double>(sqlite3_column_double(stmt->raw(), 9));
+    out.push_back(std::move(b));
+  }
+  if (error) return std::move(*error);
+  return out;
+}
+
+// The loop's total differs between ranks, and a short rank finished its
+// steps while a long one had steps left: the short rank went on alone to
+// whatever follows the loop (the next epoch's first collective, an
+// evaluation) and the others waited for it in their next gradient collective.
+std::optional<UnevenBatches> find_uneven_batches(const std::vector<ProgressBar>& bars) {
+  std::optional<UnevenBatches> best;
+  size_t best_ranks = 0;  // the loop most ranks report on wins
+  for (auto& [label, group] : by_label(bars)) {
+    if (group.size() < 2) continue;
+    auto [lo, hi] = std::minmax_element(group.begin(), group.end(),
+                                        [](const ProgressBar* x, const ProgressBar* y) { return x->total < y->total; });
+    int64_t short_total = (*lo)->total, long_total = (*hi)->total;
+    if (short_total == long_total) continue;
+    UnevenBatches u;
+    u.label = label;
+    u.short_total = short_total;
+    u.long_total = long_total;
+    bool short_done = false;
+    const ProgressBar* long_going = nullptr;
+    for (const ProgressBar* b : group) {
+      if (b->total == short_total) {
+        u.short_ranks.push_back(b->at.rank);
+        if (b->step >= b->total) short_done = true;
+        if (u.lines.size() < 3) u.lines.push_back(b->at);
+      } else if (b->step < b->total && long_going == nullptr) {
+        long_going = b;
+      }
+    }
+    if (!short_done || long_going == nullptr) continue;
+    u.lines.push_back(long_going->at);
+    if (group.size() <= best_ranks) continue;
+    best_ranks = group.size();
+    best = std::move(u);
+  }
+  return best;
+}
+
+// One host's ranks stepping slower than the others' hold every collective
+// back: the median rate per host against the median of all other ranks. On a
+// single host (or with no hosts named), the same per rank.
+std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
+  std::vector<const ProgressBar*> timed =
+      busiest_label(bars, [](const ProgressBar& b) { return b.seconds_per_step > 0; });
+  if (timed.size() < 3) return std::nullopt;
+  std::map<std::string, std::vector<const ProgressBar*>> hosts;
+  for (const ProgressBar* b : timed) hosts[b->at.host].push_back(b);
+  hosts.erase("");
+  bool per_host = hosts.size() >= 2;
+  if (!per_host) {
+    hosts.clear();
+    for (const ProgressBar* b : timed) hosts["rank " + std::to_string(b->at.rank)].push_back(b);
+  }
+  std::optional<SlowHost> slowest;
+  for (const auto& [name, group] : hosts) {
+    std::vector<double> mine, others;
+    for (const ProgressBar* b : timed) {
+      bool in = std::find(group.begin(), group.end(), b) != group.end();
+      (in ? mine : others).push_back(b->seconds_per_step);
+    }
+    if (others.size() < 2) continue;
+    double m = median(mine), rest = median(others);
+    if (m < kStragglerFactor * rest || (slowest && m / rest <= slowest->seconds / slowest->others_seconds)) continue;
+    SlowHost s;
+    s.host = per_host ? name : group.front()->at.host;
+    s.seconds = m;
+    s.others_seconds = rest;
+    for (const ProgressBar* b : group) {
+      s.ranks.push_back(b->at.rank);
+      if (s.lines.size() < 3) s.lines.push_back(b->at);
+    }
+    for (const ProgressBar* b : timed)
+      if (std::find(group.begin(), group.end(), b) == group.end()) {
+        s.lines.push_back(b->at);
+        break;
+      }
+    slowest = std::move(s);
+  }
+  return slowest;
+}
+
+}  // namespace ncclpm::diagnose
