@@ -11,6 +11,7 @@
 #include "ingest/file_parser.h"
 #include "ncclpm/discover/discover.h"
 #include "ncclpm/frame/framer.h"
+#include "ncclpm/read/pickle.h"
 #include "ncclpm/rules/rule_set.h"
 
 namespace ncclpm::fuzz {
@@ -52,6 +53,11 @@ void elastic_error(std::string_view bytes) { parse_as("error.json", bytes); }
 
 void flight_recorder(std::string_view bytes) { parse_as("nccl_trace_rank_0.json", bytes); }
 
+void flight_recorder_pickle(std::string_view bytes) {
+  (void)read::pickle_to_json(bytes);
+  parse_as("nccl_trace_rank_0", bytes);
+}
+
 void rules_file(std::string_view bytes) {
   fs::path dir = scratch() / "rules";
   fs::create_directories(dir);
@@ -77,6 +83,7 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {{"text_log", text_log},
                                           {"elastic_error", elastic_error},
                                           {"flight_recorder", flight_recorder},
+                                          {"flight_recorder_pickle", flight_recorder_pickle},
                                           {"rules_file", rules_file},
                                           {"framer_lines", framer_lines}};
   return all;

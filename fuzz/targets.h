@@ -20,6 +20,9 @@ void text_log(std::string_view bytes);
 void elastic_error(std::string_view bytes);
 /// A Flight Recorder dump in its JSON form.
 void flight_recorder(std::string_view bytes);
+/// A Flight Recorder dump as PyTorch writes it by default: a pickle, through
+/// the pickle machine and then discovery and parsing as a dump file.
+void flight_recorder_pickle(std::string_view bytes);
 /// A rules/*.toml file: the TOML reader, the rule checks, the patterns.
 void rules_file(std::string_view bytes);
 /// Lines straight into the framer, the first ones also teaching it the

@@ -6,7 +6,7 @@
 # is kept under build-fuzz/artifacts/TARGET/: copy it to
 # tests/fuzz-inputs/TARGET/ and the ordinary test suite replays it forever.
 #   bash scripts/fuzz.sh [SECONDS] [TARGET...]
-# Targets: text_log elastic_error flight_recorder rules_file framer_lines.
+# Targets: text_log elastic_error flight_recorder flight_recorder_pickle rules_file framer_lines.
 # NCCLPM_FUZZ_SEED=N fixes libFuzzer's random seed (scripts/test.sh uses 1, so
 # CI explores the same inputs on every run); by default each run differs.
 set -euo pipefail
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(text_log elastic_error flight_recorder rules_file framer_lines)
+((${#targets[@]})) || targets=(text_log elastic_error flight_recorder flight_recorder_pickle rules_file framer_lines)
 
 bash scripts/install-deps.sh --fuzz
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -30,6 +30,7 @@ seed_files() {
       find fixtures/incidents fixtures/field -type f -path '*/logs/*' -size -256k ! -name '*.json' ;;
     elastic_error) find fixtures tests -type f -name 'error*.json' -size -256k ;;
     flight_recorder) find fixtures tests -type f -name '*trace*.json' -size -256k ;;
+    flight_recorder_pickle) find fixtures/flight-recorder -type f -name 'nccl_trace_rank_*' ! -name '*.json' ;;
     rules_file) find rules fixtures/bad_rules -type f -name '*.toml' ;;
   esac
 }

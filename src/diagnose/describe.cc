@@ -97,6 +97,13 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     std::string who = h.host.empty() ? "Rank " + culprits : "The ranks on " + h.host + " (rank " + culprits + ")";
     return who + " stepped at " + numbers + " (their progress bars' rates); every collective waits for the slowest.";
   }
+  if (rule.builtin == "fr-missing-ranks" && facts.fr_missing) {
+    const FrMissingRanks& m = *facts.fr_missing;
+    std::string op = m.op.empty() ? "" : " (" + m.op + ")";
+    return "Not all ranks joined collective " + std::to_string(m.seq) + op + " of process group " + m.pg_id +
+           ": rank " + culprits + " never enqueued it, rank " + util::rank_ranges(m.joined) +
+           " did (their Flight Recorder dumps; PyTorch's fr_trace names the same missing ranks).";
+  }
   if (rule.builtin == "ignored-settings") {
     std::vector<std::string> reasons;
     for (const IgnoredSetting& s : facts.ignored_settings) reasons.push_back(s.reason);

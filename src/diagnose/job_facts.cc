@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ncclpm/recognize/parsers.h"
+#include "flight_recorder.h"
 #include "progress.h"
 
 namespace ncclpm::diagnose {
@@ -253,6 +254,9 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (!bars) return bars.take_error();
   f.uneven_batches = find_uneven_batches(*bars);
   f.slow_host = find_slow_host(*bars);
+  auto fr = find_fr_missing_ranks(db, job_id);
+  if (!fr) return fr.take_error();
+  f.fr_missing = std::move(fr).value();
   // The ranks whose own error says they waited for rank 0's ncclUniqueId:
   // the line's rank, or the one its message names.
   s = each_row(db,

@@ -89,6 +89,16 @@ struct SlowHost {
   std::vector<Located> lines;
 };
 
+/// fr_trace's first verdict from the ranks' Flight Recorder dumps: the first
+/// collective of a process group that not every rank enqueued.
+struct FrMissingRanks {
+  std::string pg_id;
+  int64_t seq = -1;                ///< collective_seq_id
+  std::string op;                  ///< its profiling name on the ranks that enqueued it
+  std::vector<int> missing, joined;
+  std::vector<Located> lines;      ///< the missing ranks' dumps, then one joined rank's
+};
+
 struct JobFacts {
   int64_t job_id = 0;
   std::string job;
@@ -108,6 +118,7 @@ struct JobFacts {
   std::set<int> awaited_rank0;                   ///< said they waited for rank 0's ncclUniqueId
   std::optional<UnevenBatches> uneven_batches;   ///< from the ranks' progress bars
   std::optional<SlowHost> slow_host;
+  std::optional<FrMissingRanks> fr_missing;
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;

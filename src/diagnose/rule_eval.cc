@@ -48,6 +48,7 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   // A loop's bars tell why a job hung, not that it did.
   if (name == "uneven-batches") return f.uneven_batches && (a.has_timeouts || !f.failures.empty());
   if (name == "slow-host") return f.slow_host && a.has_timeouts;
+  if (name == "fr-missing-ranks") return f.fr_missing.has_value();
   if (name == "version-mismatch") {
     std::set<std::string> versions;
     for (const auto& [v, lines] : f.nccl_versions) versions.insert(v.substr(0, v.find('+')));
@@ -75,6 +76,12 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
     h.ranks.clear();  // the lines include one of the other ranks', for comparison
     const std::vector<int>& ranks = name == "uneven-batches" ? f.uneven_batches->short_ranks : f.slow_host->ranks;
     h.ranks.insert(ranks.begin(), ranks.end());
+    return Ok{};
+  }
+  if (name == "fr-missing-ranks") {
+    for (const Located& l : f.fr_missing->lines) add_hit(h, l);
+    h.ranks.clear();
+    h.ranks.insert(f.fr_missing->missing.begin(), f.fr_missing->missing.end());
     return Ok{};
   }
   if (name == "uneven-inputs") {
@@ -116,7 +123,9 @@ std::string matching_line(const rules::RuleSet& set, size_t rule, std::string_vi
 
 }  // namespace
 
-bool builtin_names_culprits(const std::string& name) { return name == "uneven-batches" || name == "slow-host"; }
+bool builtin_names_culprits(const std::string& name) {
+  return name == "uneven-batches" || name == "slow-host" || name == "fr-missing-ranks";
+}
 
 namespace {
 

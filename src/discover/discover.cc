@@ -15,6 +15,7 @@
 
 #include <re2/re2.h>
 
+#include "ncclpm/read/pickle.h"
 #include "ncclpm/util/text.h"
 
 namespace fs = std::filesystem;
@@ -134,6 +135,7 @@ const char* file_kind_name(FileKind k) {
     case FileKind::kTextLog: return "text";
     case FileKind::kElasticError: return "elastic_error_json";
     case FileKind::kFlightRecorder: return "flight_recorder_json";
+    case FileKind::kFlightRecorderPickle: return "flight_recorder_pickle";
     case FileKind::kJsonLines: return "json_lines";
     case FileKind::kBinary: return "binary";
     case FileKind::kEmpty: return "empty";
@@ -162,14 +164,20 @@ PathHints hints_from_path(const fs::path& rel_path) {
 
 FileKind classify(const std::string& rel_path, std::string_view head, std::string* skip_reason) {
   if (head.empty()) return FileKind::kEmpty;
+  std::string name = fs::path(rel_path).filename().string();
+  if (read::looks_like_pickle(head)) {
+    // PyTorch's default dump: a pickled dict with these keys near its start.
+    if (head.find("pg_config") != std::string_view::npos || head.find("entries") != std::string_view::npos ||
+        name.find("nccl_trace_rank_") != std::string::npos)
+      return FileKind::kFlightRecorderPickle;
+    *skip_reason = "binary (a Python pickle, not a Flight Recorder dump)";
+    return FileKind::kBinary;
+  }
   if (looks_binary(head)) {
-    *skip_reason = head.substr(0, 2) == "\x80\x04" || head.substr(0, 2) == "\x80\x05"
-                       ? "binary (a Python pickle: Flight Recorder dumps must be in JSON)"
-                       : "binary data, not a text log";
+    *skip_reason = "binary data, not a text log";
     return FileKind::kBinary;
   }
   std::string_view body = util::trim_left(head);
-  std::string name = fs::path(rel_path).filename().string();
   if (!body.empty() && body[0] == '{') {
     bool one_document_per_line = false;
     size_t nl = body.find('\n');

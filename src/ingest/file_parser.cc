@@ -65,6 +65,9 @@ void parse_file(const discover::DiscoveredFile& file, size_t file_index, int64_t
       }
       break;
     }
+    case FileKind::kFlightRecorderPickle:
+      parse_pickled_flight_recorder(file, batch);
+      break;
     case FileKind::kTextLog:
     case FileKind::kJsonLines:
       parse_text_file(file, batch, cancel, emit);

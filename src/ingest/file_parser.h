@@ -38,5 +38,8 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
 /// file's lines as text, so nothing is lost).
 bool parse_elastic_error(const discover::DiscoveredFile& file, const std::string& content, Batch& batch);
 bool parse_flight_recorder(const discover::DiscoveredFile& file, const std::string& content, Batch& batch);
+/// A pickled dump read as its JSON form; a damaged one is a file error saying
+/// where (a binary file has no lines to keep).
+void parse_pickled_flight_recorder(const discover::DiscoveredFile& file, Batch& batch);
 
 }  // namespace ncclpm::ingest

@@ -5,6 +5,8 @@
 #include <simdjson.h>
 
 #include "file_parser.h"
+#include "ncclpm/read/line_reader.h"
+#include "ncclpm/read/pickle.h"
 #include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/util/text.h"
 
@@ -202,6 +204,24 @@ bool parse_flight_recorder(const discover::DiscoveredFile& file, const std::stri
   batch.outcome.counts.recognized = lines;
   batch.outcome.counts.bytes = static_cast<int64_t>(content.size());
   return true;
+}
+
+void parse_pickled_flight_recorder(const discover::DiscoveredFile& file, Batch& batch) {
+  constexpr size_t kMaxPickleBytes = 256u << 20;
+  auto fail = [&](const Error& e) {
+    batch.outcome.status = "error";
+    batch.outcome.problem = "Flight Recorder pickle not read: " + e.message;
+  };
+  auto bytes = read::read_whole(file.path, file.compression, kMaxPickleBytes);
+  if (!bytes) return fail(bytes.error());
+  auto json = read::pickle_to_json(*bytes);
+  if (!json) return fail(json.error());
+  if (!parse_flight_recorder(file, *json, batch)) return fail(Error::plain("the pickle holds no dump ('entries' missing)"));
+  // A pickle has no lines: it counts as one, read whole.
+  batch.outcome.counts.read = 1;
+  batch.outcome.counts.recognized = 1;
+  batch.outcome.counts.bytes = static_cast<int64_t>(bytes->size());
+  batch.rows.events.back().end_line = 1;
 }
 
 }  // namespace ncclpm::ingest

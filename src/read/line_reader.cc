@@ -31,12 +31,37 @@ const char* compression_name(Compression c) {
   return "none";
 }
 
+namespace {
+
+Result<std::unique_ptr<ByteSource>> open_source(const std::filesystem::path& path, Compression compression) {
+  return compression == Compression::kGzip   ? open_gzip(path)
+         : compression == Compression::kZstd ? open_zstd(path)
+                                             : open_mapped(path);
+}
+
+}  // namespace
+
+Result<std::string> read_whole(const std::filesystem::path& path, Compression compression, size_t max_bytes) {
+  auto source = open_source(path, compression);
+  if (!source) return source.take_error();
+  ByteSource& s = **source;
+  auto too_big = [&] {
+    return Error::at(path.string(), "larger than " + std::to_string(max_bytes >> 20) + " MiB: not read whole");
+  };
+  if (s.is_mapped()) {
+    if (s.mapped().size() > max_bytes) return too_big();
+    return std::string(s.mapped());
+  }
+  std::string out;
+  while (s.read(out, 1 << 20) > 0)
+    if (out.size() > max_bytes) return too_big();
+  if (s.error()) return *s.error();
+  return out;
+}
+
 Result<std::unique_ptr<LineReader>> LineReader::open(const std::filesystem::path& path,
                                                      Compression compression) {
-  Result<std::unique_ptr<ByteSource>> source =
-      compression == Compression::kGzip   ? open_gzip(path)
-      : compression == Compression::kZstd ? open_zstd(path)
-                                          : open_mapped(path);
+  Result<std::unique_ptr<ByteSource>> source = open_source(path, compression);
   if (!source) return source.take_error();
   return std::unique_ptr<LineReader>(new LineReader(std::move(source).value()));
 }

@@ -24,7 +24,8 @@ const std::set<std::string> kKinds = {
     "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",    "process_exit",
     "signal_sent",   "store_error",         "flight_recorder"};
 const std::set<std::string> kBuiltins = {"never-issued", "all-stuck", "version-mismatch", "ignored-settings",
-                                         "uneven-inputs", "uneven-batches", "slow-host"};
+                                         "uneven-inputs", "uneven-batches", "slow-host",
+                                         "fr-missing-ranks"};
 
 bool is_kebab(const std::string& id) {
   if (id.empty() || id.front() == '-' || id.back() == '-') return false;

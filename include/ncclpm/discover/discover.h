@@ -24,6 +24,7 @@ enum class FileKind {
   kTextLog,         ///< lines of text from any launcher; framed line by line
   kElasticError,    ///< torchelastic error.json
   kFlightRecorder,  ///< PyTorch Flight Recorder dump in JSON
+  kFlightRecorderPickle,  ///< the same, pickled (PyTorch's default on-disk form)
   kJsonLines,       ///< one JSON object per line (structured logging)
   kBinary,          ///< not text: skipped and reported
   kEmpty,           ///< zero bytes

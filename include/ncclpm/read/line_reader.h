@@ -28,6 +28,10 @@ enum class Compression { kNone, kGzip, kZstd };
 Compression sniff_compression(std::string_view first_bytes);
 const char* compression_name(Compression c);
 
+/// The whole (decompressed) content of a file, byte for byte: for a binary
+/// document (a pickled dump). More than `max_bytes` is an error naming the file.
+Result<std::string> read_whole(const std::filesystem::path& path, Compression compression, size_t max_bytes);
+
 inline constexpr size_t kMaxLineBytes = 4u << 20;  // 4 MiB
 
 struct PhysicalLine {

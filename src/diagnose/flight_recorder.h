@@ -1,0 +1,16 @@
+// src/diagnose/flight_recorder.h
+//
+// The verdict PyTorch's fr_trace gives first on a job's Flight Recorder dumps
+// ("Not all ranks joining collective N ... missing ranks: {2}"), from the
+// dumps' per-group status: the first collective seq some rank never enqueued.
+#pragma once
+
+#include <optional>
+
+#include "job_facts.h"
+
+namespace ncclpm::diagnose {
+
+Result<std::optional<FrMissingRanks>> find_fr_missing_ranks(store::Connection& db, int64_t job_id);
+
+}  // namespace ncclpm::diagnose
