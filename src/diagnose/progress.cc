@@ -4,14 +4,10 @@
 #include <algorithm>
 #include <map>
 
+#include "ncclpm/util/stats.h"
+
 namespace ncclpm::diagnose {
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Bars by label; within a label one bar per rank (the query's last).
 std::map<std::string, std::vector<const ProgressBar*>> by_label(const std::vector<ProgressBar>& bars) {
@@ -121,7 +117,7 @@ std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
       (in ? mine : others).push_back(b->seconds_per_step);
     }
     if (others.size() < 2) continue;
-    double m = median(mine), rest = median(others);
+    double m = util::median(mine), rest = util::median(others);
     if (m < kStragglerFactor * rest || (slowest && m / rest <= slowest->seconds / slowest->others_seconds)) continue;
     SlowHost s;
     s.host = per_host ? name : group.front()->at.host;

@@ -13,15 +13,10 @@
 #include <set>
 
 #include "ncclpm/store/ingest_writer.h"
+#include "ncclpm/util/stats.h"
 
 namespace ncclpm::store {
 namespace {
-
-int64_t median(std::vector<int64_t> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string basis_of(const std::set<std::string>& kinds) {
   std::string s;
@@ -48,7 +43,7 @@ std::vector<ClockOffset> estimate_clock_offsets(const std::vector<ClockSample>& 
   if (per_host.size() < 2) return {};
   std::map<std::string, std::map<std::string, int64_t>> at;  // moment -> host -> median
   for (auto& [moment, hosts] : readings)
-    for (auto& [host, values] : hosts) at[moment][host] = median(values);
+    for (auto& [host, values] : hosts) at[moment][host] = util::median(values);
 
   std::string reference = preferred;
   if (per_host.count(reference) == 0) {
@@ -78,7 +73,7 @@ std::vector<ClockOffset> estimate_clock_offsets(const std::vector<ClockSample>& 
       ClockOffset o;
       o.host = host;
       o.reference = reference;
-      o.offset_us = offset[from] + median(diffs);
+      o.offset_us = offset[from] + util::median(diffs);
       o.moments = static_cast<int>(diffs.size());
       o.basis = basis_of(kinds);
       o.corrected = o.offset_us >= kSkewThresholdUs || o.offset_us <= -kSkewThresholdUs;
