@@ -293,6 +293,49 @@ std::vector<RankState> rank_states(const JobFacts& f, const Alignment& a) {
   return out;
 }
 
+// What a phase root cause says its culprit was doing.
+std::string phase_words(const Finding& f) {
+  if (f.rule == "data-preparation-outlasted-timeout") return "preparing data";
+  if (f.category == "save_phase_stall") return "saving a checkpoint";
+  if (f.category == "eval_generate_stall") return "evaluating or generating";
+  if (f.category == "packing_deadlock") return "in TRL's packing=False start-up";
+  if (f.category == "data_imbalance") return "done with its batches";
+  if (f.category == "straggler") return "stepping slower than the others";
+  return {};
+}
+
+// Each rank's phase when the job hung: what a phase root cause says of its
+// culprits (a main process's save counts for rank 0), else where the rank
+// waited, and how far its training loop had got (its last progress bar).
+void add_phases(std::vector<RankState>& ranks, const std::vector<Finding>& findings, const JobFacts& f,
+                const Alignment& a) {
+  std::map<int, const ProgressBar*> bar_of;  // a rank's first loop's bar
+  for (const ProgressBar& b : f.last_bars) bar_of.emplace(b.at.rank, &b);
+  for (RankState& s : ranks) {
+    std::string failed;  // a root cause of another kind naming the rank: it failed
+    for (const Finding& fd : findings) {
+      if (!fd.root_cause || std::find(fd.culprit_ranks.begin(), fd.culprit_ranks.end(), s.rank) == fd.culprit_ranks.end())
+        continue;
+      if (s.phase = phase_words(fd); !s.phase.empty()) break;
+      if (fd.rule == "rank-never-issued-collective") continue;  // said below: "not in <op> seq N"
+      if (failed.empty() && fd.category == "desync") failed = "issued another collective";
+      if (failed.empty()) failed = "failed (" + fd.category + ")";
+    }
+    if (s.phase.empty()) s.phase = failed;
+    if (s.phase.empty() && s.role == "victim" && a.seq >= 0)
+      s.phase = "waiting in " + a.op_type + " seq " + std::to_string(a.seq);
+    if (s.phase.empty() && s.role == "culprit" && a.seq >= 0)
+      s.phase = "not in " + a.op_type + " seq " + std::to_string(a.seq);
+    if (s.phase.empty() && s.role == "crashed") s.phase = "crashed";
+    if (auto it = bar_of.find(s.rank); it != bar_of.end()) {
+      const ProgressBar& b = *it->second;
+      std::string loop = b.label.empty() ? "" : " of '" + b.label + "'";
+      s.phase += (s.phase.empty() ? "" : ", ") + std::string("at step ") + std::to_string(b.step) + "/" +
+                 std::to_string(b.total) + loop;
+    }
+  }
+}
+
 // The hosts whose times ingest shifted onto the reference clock.
 Result<std::vector<ClockSkew>> load_clock_skews(store::Connection& db, int64_t job_id) {
   auto stmt = db.prepare(
@@ -459,6 +502,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   if (Status s = add_catalogue_findings(db, facts, rules.catalog(), d.findings); !s) return s.take_error();
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
+  add_phases(d.ranks, d.findings, facts, a);
   // The timeline: what each root cause shows first, each rank's own failure,
   // and the first timeout; not the echoes (aborts after a timeout, SIGTERMs).
   auto add_to_timeline = [&d](const Evidence& e) {

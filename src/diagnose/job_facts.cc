@@ -252,8 +252,9 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (Status st = load_reported_culprits(db, job_id, f); !st) return st.take_error();
   auto bars = load_last_bars(db, job_id);
   if (!bars) return bars.take_error();
-  f.uneven_batches = find_uneven_batches(*bars);
-  f.slow_host = find_slow_host(*bars);
+  f.last_bars = std::move(bars).value();
+  f.uneven_batches = find_uneven_batches(f.last_bars);
+  f.slow_host = find_slow_host(f.last_bars);
   auto fr = find_fr_missing_ranks(db, job_id);
   if (!fr) return fr.take_error();
   f.fr_missing = std::move(fr).value();

@@ -116,6 +116,7 @@ struct JobFacts {
   std::map<int, int64_t> fr_last_enqueued;       ///< Flight Recorder, per rank
   std::set<int> reported_culprits;               ///< named by PyTorch's desync/mismatch reports
   std::set<int> awaited_rank0;                   ///< said they waited for rank 0's ncclUniqueId
+  std::vector<ProgressBar> last_bars;            ///< each rank's last step-counting bar per loop
   std::optional<UnevenBatches> uneven_batches;   ///< from the ranks' progress bars
   std::optional<SlowHost> slow_host;
   std::optional<FrMissingRanks> fr_missing;

@@ -19,6 +19,25 @@ Result<bool> store_findings_if_writable(store::Connection& db, Diagnosis& d) {
   return s.take_error();
 }
 
+namespace {
+
+// What each rank that matters was doing when the job hung, replaced with the findings.
+Status store_rank_states(store::Connection& db, const Diagnosis& d) {
+  auto del = db.prepare("DELETE FROM rank_states WHERE job_id = ?");
+  if (!del) return del.take_error();
+  if (Status s = del->run({d.job_id}); !s) return s;
+  auto ins = db.prepare("INSERT INTO rank_states VALUES(?,?,?,?,?,?,?)");
+  if (!ins) return ins.take_error();
+  for (const RankState& r : d.ranks) {
+    Status s = ins->run({d.job_id, int64_t{r.rank}, store::opt_text(r.host), store::opt_text(r.role),
+                         store::opt_text(r.phase), store::opt_int(r.last_enqueued), store::opt_int(r.last_completed)});
+    if (!s) return s;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Status store_findings(store::Connection& db, Diagnosis& d) {
   if (Status s = db.exec("BEGIN IMMEDIATE"); !s) return s;
   auto fail = [&](Status s) {
@@ -81,6 +100,7 @@ Status store_findings(store::Connection& db, Diagnosis& d) {
       " replay = json_extract(json, '$.replay') WHERE job_id = ?");
   if (!fill) return fail(fill.take_error());
   if (Status s = fill->run({d.job_id}); !s) return fail(std::move(s));
+  if (Status s = store_rank_states(db, d); !s) return fail(std::move(s));
   return db.exec("COMMIT");
 }
 

@@ -120,6 +120,7 @@ std::string render_json(const diagnose::Diagnosis& d, const RenderOptions& o) {
     w.key("rank").value(r.rank);
     w.key("host").value(r.host);
     w.key("role").value(r.role);
+    w.key("phase").value(r.phase);
     w.key("last_enqueued").value_or_null(r.last_enqueued);
     w.key("last_completed").value_or_null(r.last_completed);
     w.end_object();

@@ -2,6 +2,7 @@
 //
 // The terminal report: the verdict first, then each root cause with its
 // culprits, collective, evidence and advice; symptoms in one line each.
+#include <algorithm>
 #include <sstream>
 
 #include "ncclpm/vocab/nccl_enums.h"
@@ -60,6 +61,31 @@ void write_finding(std::ostream& out, const diagnose::Finding& f, int index, con
   out << "\n";
 }
 
+// Ranks grouped by what they were doing when the job hung, in the order the
+// groups first appear (the culprits come first in d.ranks' own order).
+void write_rank_phases(std::ostringstream& out, const diagnose::Diagnosis& d) {
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  for (const auto& r : d.ranks) {
+    if (r.phase.empty()) continue;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == r.phase; });
+    if (it == groups.end()) groups.push_back({r.phase, {r.rank}});
+    else it->second.push_back(r.rank);
+  }
+  if (groups.empty()) return;
+  int64_t since = 0;
+  for (const auto& f : d.findings)
+    if (f.collective && f.collective->hang_start_us != 0) {
+      since = f.collective->hang_start_us;
+      break;
+    }
+  out << "Ranks when the job hung" << (since != 0 ? " (" + format_time(since) + ")" : std::string()) << ":\n";
+  constexpr size_t kMaxGroups = 8;
+  for (size_t i = 0; i < groups.size() && i < kMaxGroups; ++i)
+    out << "  rank " << util::rank_ranges(groups[i].second) << ": " << groups[i].first << "\n";
+  if (groups.size() > kMaxGroups) out << "  (" << groups.size() - kMaxGroups << " more; --format json lists every rank)\n";
+  out << "\n";
+}
+
 }  // namespace
 
 std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
@@ -79,6 +105,7 @@ std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
     if (!f.root_cause && !o.verbose) continue;
     write_finding(out, f, index++, o);
   }
+  write_rank_phases(out, d);
   if (!o.verbose) {
     bool header = false;
     for (const auto& f : d.findings) {

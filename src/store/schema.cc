@@ -102,6 +102,9 @@ CREATE TABLE IF NOT EXISTS findings (
 CREATE TABLE IF NOT EXISTS clock_offsets (
   job_id INTEGER NOT NULL, host TEXT NOT NULL, reference_host TEXT NOT NULL, offset_us INTEGER NOT NULL,
   moments INTEGER NOT NULL, basis TEXT NOT NULL, corrected INTEGER NOT NULL, PRIMARY KEY (job_id, host));
+CREATE TABLE IF NOT EXISTS rank_states (
+  job_id INTEGER NOT NULL, rank INTEGER NOT NULL, host TEXT, role TEXT, phase TEXT,
+  last_enqueued INTEGER, last_completed INTEGER, PRIMARY KEY (job_id, rank));
 CREATE TABLE IF NOT EXISTS replays (
   replay_id INTEGER PRIMARY KEY, finding_id INTEGER REFERENCES findings, job_id INTEGER,
   created_at TEXT, plan TEXT, environment TEXT, devices TEXT, nccl_version TEXT,

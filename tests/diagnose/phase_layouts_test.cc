@@ -71,9 +71,33 @@ TEST(PhaseOfTheMainProcess, EachFrameworksMarkerInEachLayoutAtEightAndAThousandR
         const diagnose::Finding& top = d.findings.front();
         EXPECT_EQ(top.category, m.category) << top.rule << ": " << top.summary;
         EXPECT_EQ(top.culprit_ranks, std::vector<int>{0}) << top.summary;
+        // Each rank's phase when the job hung.
+        ASSERT_EQ(d.ranks.size(), static_cast<size_t>(ranks));
+        // (A Lightning bar adds how far it got: "..., at step 40/100 of 'Validation DataLoader 0'".)
+        EXPECT_TRUE(d.ranks.front().phase.starts_with(std::string(m.category) == "save_phase_stall"
+                                                          ? "saving a checkpoint"
+                                                          : "evaluating or generating"))
+            << d.ranks.front().phase;
+        EXPECT_EQ(d.ranks.back().phase, "waiting in ALLREDUCE seq 811");
       }
     }
   }
+}
+
+TEST(PhaseOfTheMainProcess, DiagnoseStoresEachRanksPhaseWithTheFindings) {
+  testing::TempDir t;
+  for (const auto& [name, text] : job(kMarkers[0], Layout::kConsole, 8)) testing::write_file(t / "logs" / name, text);
+  std::string db = (t / "j.db").string();
+  ASSERT_EQ(testing::run_ncclpm({"ingest", (t / "logs").string(), "--db", db}).exit_code, 0);
+  auto r = testing::run_ncclpm({"diagnose", "--db", db});
+  EXPECT_NE(r.out.find("Ranks when the job hung (2025-07-09 16:55:37):\n  rank 0: saving a checkpoint\n"
+                       "  rank 1-7: waiting in ALLREDUCE seq 811\n"),
+            std::string::npos)
+      << r.out;
+  auto q = testing::run_ncclpm({"query", "--db", db, "--format", "csv",
+                                "SELECT rank, role, phase FROM rank_states ORDER BY rank LIMIT 2"});
+  EXPECT_NE(q.out.find("0,culprit,saving a checkpoint"), std::string::npos) << q.out << q.err;
+  EXPECT_NE(q.out.find("1,victim,waiting in ALLREDUCE seq 811"), std::string::npos) << q.out << q.err;
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct RankState {
   std::string host;
   int64_t last_enqueued = -1, last_completed = -1;
   std::string role;          ///< culprit, victim, crashed, or empty
+  std::string phase;         ///< what it was doing when the job hung: "saving a checkpoint", "waiting in ALLREDUCE seq 811"
   std::string last_activity; ///< its last meaningful line
 };
 
