@@ -193,9 +193,10 @@ for c in "${CORPORA[@]}"; do
   render_ms=-
   for b in chromium chromium-browser google-chrome; do
     command -v "$b" >/dev/null 2>&1 || continue
-    render_ms=$(timeout 120 "$b" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chromium" \
-      --virtual-time-budget=20000 --dump-dom "file://$WORK/$name.html" 2>/dev/null |
-      grep -o 'data-render-ms="[0-9]*"' | head -1 | tr -dc 0-9)
+    # file:// needs an absolute path; a browser that fails leaves "-", not a failed run.
+    render_ms=$( (timeout 120 "$b" --headless --no-sandbox --disable-gpu --user-data-dir="$WORK/chromium" \
+      --virtual-time-budget=20000 --dump-dom "file://$(realpath "$WORK/$name.html")" 2>/dev/null || true) |
+      grep -o 'data-render-ms="[0-9]*"' | head -1 | tr -dc 0-9 || true)
     break
   done
   echo "${render_ms:--}" >"$WORK/$name.renderms"
