@@ -532,6 +532,9 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   auto skews = load_clock_skews(db, job_id);
   if (!skews) return skews.take_error();
   d.clock_skews = std::move(skews).value();
+  auto year = db.scalar_int("SELECT ref_year IS NOT NULL FROM jobs WHERE job_id = ?", {job_id});
+  if (!year) return year.take_error();
+  d.years_known = *year != 0;
   return d;
 }
 

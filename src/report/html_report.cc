@@ -37,10 +37,7 @@ std::string html_escape(std::string_view s) {
 namespace {
 
 // A time as the page shows it: without the year when the logs gave none.
-std::string shown_time(int64_t ts_us, const Timeline& t) {
-  std::string s = format_time(ts_us);
-  return t.years_known || s.size() < 5 ? s : s.substr(5);
-}
+std::string shown_time(int64_t ts_us, const Timeline& t) { return format_time(ts_us, t.years_known); }
 
 std::string percent(double confidence) { return std::to_string(static_cast<int>(confidence * 100 + 0.5)) + "%"; }
 

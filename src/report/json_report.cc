@@ -17,6 +17,11 @@ std::string format_time(int64_t ts_us) {
   return buf;
 }
 
+std::string format_time(int64_t ts_us, bool year_known) {
+  std::string s = format_time(ts_us);
+  return year_known || s.size() < 5 ? s : s.substr(5);
+}
+
 std::string replay_command(const diagnose::Finding& f, const RenderOptions& o) {
   if (f.finding_id <= 0 && f.replay) {
     // Not stored (a read-only database): the collective spelled out.

@@ -40,7 +40,7 @@ std::string render_markdown(const diagnose::Diagnosis& d, const RenderOptions& o
   if (!d.timeline.empty()) {
     out << "## Timeline\n\n| time | rank | where | what |\n|---|---|---|---|\n";
     for (const auto& e : d.timeline)
-      out << "| " << (e.ts_us ? format_time(e.ts_us) : "-") << " | " << (e.rank >= 0 ? std::to_string(e.rank) : "-")
+      out << "| " << (e.ts_us ? format_time(e.ts_us, d.years_known) : "-") << " | " << (e.rank >= 0 ? std::to_string(e.rank) : "-")
           << " | `" << e.file << ":" << e.line << "` | " << md_escape_cell(std::string(util::clip(e.text, 160))) << " |\n";
     out << "\n";
   }
@@ -72,7 +72,7 @@ std::string render_markdown(const diagnose::Diagnosis& d, const RenderOptions& o
       const auto& c = *f.collective;
       out << "- collective: `" << c.op_type << "` seq " << c.seq << ", NumelIn " << c.numel_in << ", NumelOut "
           << c.numel_out << ", dtype " << (c.dtype.empty() ? "unknown" : c.dtype) << ", timeout "
-          << c.timeout_ms << " ms" << (c.hang_start_us ? ", hanging since " + format_time(c.hang_start_us) : "") << "\n";
+          << c.timeout_ms << " ms" << (c.hang_start_us ? ", hanging since " + format_time(c.hang_start_us, d.years_known) : "") << "\n";
     }
     out << "\n" << f.summary << "\n\nEvidence:\n\n```\n";
     for (const auto& e : f.evidence) out << e.file << ":" << e.line << ": " << util::clip(e.text, 300) << "\n";

@@ -27,7 +27,7 @@ std::string indent(const std::string& text, const std::string& pad) {
   return out;
 }
 
-void write_collective(std::ostream& out, const diagnose::CollectiveRef& c) {
+void write_collective(std::ostream& out, const diagnose::CollectiveRef& c, bool years_known) {
   out << "  collective: " << (c.op_type.empty() ? "?" : c.op_type);
   if (c.seq >= 0) out << " seq " << c.seq;
   if (!c.pg.empty()) out << " (pg " << c.pg << ")";
@@ -35,11 +35,12 @@ void write_collective(std::ostream& out, const diagnose::CollectiveRef& c) {
   if (c.numel_out >= 0) out << ", NumelOut " << util::with_commas(c.numel_out);
   out << ", dtype " << (c.dtype.empty() ? "unknown" : c.dtype);
   if (c.timeout_ms >= 0) out << ", timeout " << c.timeout_ms / 1000 << " s";
-  if (c.hang_start_us != 0) out << ", hanging since " << format_time(c.hang_start_us);
+  if (c.hang_start_us != 0) out << ", hanging since " << format_time(c.hang_start_us, years_known);
   out << "\n";
 }
 
-void write_finding(std::ostream& out, const diagnose::Finding& f, int index, const RenderOptions& o) {
+void write_finding(std::ostream& out, const diagnose::Finding& f, int index, const RenderOptions& o,
+                   bool years_known) {
   out << "[" << index << "] " << (f.root_cause ? "ROOT CAUSE" : "symptom") << "  " << f.category << "  ("
       << f.rule << ", " << f.severity << ", confidence " << static_cast<int>(f.confidence * 100 + 0.5)
       << "%)\n";
@@ -49,7 +50,7 @@ void write_finding(std::ostream& out, const diagnose::Finding& f, int index, con
     if (!f.culprit_hosts.empty()) out << " on " << join(f.culprit_hosts);
     out << "\n";
   }
-  if (f.collective) write_collective(out, *f.collective);
+  if (f.collective) write_collective(out, *f.collective, years_known);
   if (!f.evidence.empty()) out << "  evidence:\n";
   for (const auto& e : f.evidence) {
     out << "    " << e.file << ":" << e.line;
@@ -78,7 +79,8 @@ void write_rank_phases(std::ostringstream& out, const diagnose::Diagnosis& d) {
       since = f.collective->hang_start_us;
       break;
     }
-  out << "Ranks when the job hung" << (since != 0 ? " (" + format_time(since) + ")" : std::string()) << ":\n";
+  out << "Ranks when the job hung" << (since != 0 ? " (" + format_time(since, d.years_known) + ")" : std::string())
+      << ":\n";
   constexpr size_t kMaxGroups = 8;
   for (size_t i = 0; i < groups.size() && i < kMaxGroups; ++i)
     out << "  rank " << util::rank_ranges(groups[i].second) << ": " << groups[i].first << "\n";
@@ -103,7 +105,7 @@ std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
   int index = 1;
   for (const auto& f : d.findings) {
     if (!f.root_cause && !o.verbose) continue;
-    write_finding(out, f, index++, o);
+    write_finding(out, f, index++, o, d.years_known);
   }
   write_rank_phases(out, d);
   if (!o.verbose) {

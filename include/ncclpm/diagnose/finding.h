@@ -79,6 +79,7 @@ struct Diagnosis {
   std::vector<RankState> ranks;        ///< ranks that matter (culprits, victims, crashed)
   std::vector<Evidence> timeline;      ///< first failures in time order
   std::vector<ClockSkew> clock_skews;  ///< largest first
+  bool years_known = true;             ///< false: the lines gave no year (times carry a placeholder one)
   bool has_root_cause() const;
 };
 

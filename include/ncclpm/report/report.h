@@ -28,5 +28,8 @@ std::string replay_command(const diagnose::Finding& f, const RenderOptions& o);
 
 /// "2024-07-09 17:05:38" from ts_us; empty for 0.
 std::string format_time(int64_t ts_us);
+/// The same for a reader: "07-09 17:05:38" when the logs gave no year (the
+/// stored placeholder year is not shown as if it were one).
+std::string format_time(int64_t ts_us, bool year_known);
 
 }  // namespace ncclpm::report
