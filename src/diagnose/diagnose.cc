@@ -314,8 +314,8 @@ void add_phases(std::vector<RankState>& ranks, const std::vector<Finding>& findi
   for (RankState& s : ranks) {
     std::string failed;  // a root cause of another kind naming the rank: it failed
     for (const Finding& fd : findings) {
-      if (!fd.root_cause || std::find(fd.culprit_ranks.begin(), fd.culprit_ranks.end(), s.rank) == fd.culprit_ranks.end())
-        continue;
+      bool names_it = std::find(fd.culprit_ranks.begin(), fd.culprit_ranks.end(), s.rank) != fd.culprit_ranks.end();
+      if (!fd.root_cause || !names_it) continue;
       if (s.phase = phase_words(fd); !s.phase.empty()) break;
       if (fd.rule == "rank-never-issued-collective") continue;  // said below: "not in <op> seq N"
       if (failed.empty() && fd.category == "desync") failed = "issued another collective";

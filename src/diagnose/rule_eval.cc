@@ -40,6 +40,20 @@ bool version_in_range(const rules::VersionGate& g, const std::string& v) {
   return true;
 }
 
+// The builtins whose analysis names its culprits itself, with the lines
+// that show it; nullopt for the others (or when the analysis found nothing).
+struct NamedCulprits {
+  const std::vector<Located>* lines;
+  const std::vector<int>* ranks;
+};
+std::optional<NamedCulprits> named_culprits(const std::string& name, const JobFacts& f) {
+  if (name == "uneven-batches" && f.uneven_batches)
+    return NamedCulprits{&f.uneven_batches->lines, &f.uneven_batches->short_ranks};
+  if (name == "slow-host" && f.slow_host) return NamedCulprits{&f.slow_host->lines, &f.slow_host->ranks};
+  if (name == "fr-missing-ranks" && f.fr_missing) return NamedCulprits{&f.fr_missing->lines, &f.fr_missing->missing};
+  return std::nullopt;
+}
+
 bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& a) {
   if (name == "never-issued") return a.has_timeouts && !a.culprits.empty();
   if (name == "all-stuck") return a.all_stuck;
@@ -69,19 +83,10 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
     for (const IgnoredSetting& s : f.ignored_settings) add_hit(h, s.at);
     return Ok{};
   }
-  if (name == "uneven-batches" || name == "slow-host") {
-    const std::vector<Located>& lines = f.uneven_batches && name == "uneven-batches" ? f.uneven_batches->lines
-                                                                                     : f.slow_host->lines;
-    for (const Located& l : lines) add_hit(h, l);
+  if (auto named = named_culprits(name, f)) {
+    for (const Located& l : *named->lines) add_hit(h, l);
     h.ranks.clear();  // the lines include one of the other ranks', for comparison
-    const std::vector<int>& ranks = name == "uneven-batches" ? f.uneven_batches->short_ranks : f.slow_host->ranks;
-    h.ranks.insert(ranks.begin(), ranks.end());
-    return Ok{};
-  }
-  if (name == "fr-missing-ranks") {
-    for (const Located& l : f.fr_missing->lines) add_hit(h, l);
-    h.ranks.clear();
-    h.ranks.insert(f.fr_missing->missing.begin(), f.fr_missing->missing.end());
+    h.ranks.insert(named->ranks->begin(), named->ranks->end());
     return Ok{};
   }
   if (name == "uneven-inputs") {

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "host_names.h"
 #include "ncclpm/store/ingest_writer.h"
 #include "ncclpm/util/stats.h"
 
@@ -87,35 +88,30 @@ std::vector<ClockOffset> estimate_clock_offsets(const std::vector<ClockSample>& 
 
 namespace {
 
-// A host's clock, by its short name: "hgx-001" and "hgx-001.cluster.internal"
-// (torchrun's summary) are one machine; an IP address stays whole.
-std::string clock_of(const std::string& column) {
-  return "(CASE WHEN instr(" + column + ", '.') > 0 AND " + column + " GLOB '*[A-Za-z]*' THEN substr(" + column +
-         ", 1, instr(" + column + ", '.') - 1) ELSE " + column + " END)";
-}
-
 // The ranks that waited in one collective entered it together: the watchdog's
 // fire time minus how long the collective ran is that moment on each host
 // (the configured timeout where PyTorch does not say how long it ran). A
 // communicator's init completes together on all its ranks.
-const std::string kSamples = "SELECT " + clock_of("e.host") + R"SQL(, 'watchdog pg ' || coalesce(e.pg_id, e.pg_desc, '0') || ' seq ' || w.seq,
+std::string samples_sql() {
+  return "SELECT " + short_host_sql("e.host") + R"SQL(, 'watchdog pg ' || coalesce(e.pg_id, e.pg_desc, '0') || ' seq ' || w.seq,
        e.ts_us - 1000 * coalesce(w.ran_for_ms, w.timeout_ms)
   FROM events e JOIN work_records w USING (event_id)
   WHERE e.job_id = ?1 AND w.context = 'watchdog_timeout' AND e.host IS NOT NULL AND e.ts_us IS NOT NULL
     AND w.seq IS NOT NULL AND coalesce(w.ran_for_ms, w.timeout_ms) IS NOT NULL
 UNION ALL
-SELECT )SQL" + clock_of("e.host") + R"SQL(, 'init ' || c.comm_id, e.ts_us
+SELECT )SQL" + short_host_sql("e.host") + R"SQL(, 'init ' || c.comm_id, e.ts_us
   FROM communicators c JOIN events e USING (event_id)
   WHERE e.job_id = ?1 AND c.event = 'init_complete' AND c.comm_id IS NOT NULL AND e.host IS NOT NULL
     AND e.ts_us IS NOT NULL
 )SQL";
+}
 
 // Shifts the times of the corrected hosts by `sign` x their offset: -1 puts
 // them on the reference clock, +1 puts them back as printed. One pass per
 // table, the offset looked up by key.
 Status shift_times(Connection& db, int64_t job_id, int sign, int64_t before_file) {
   for (const char* table : {"events", "unparsed_lines"}) {
-    std::string clock = clock_of(std::string(table) + ".host");
+    std::string clock = short_host_sql(std::string(table) + ".host");
     std::string sql = std::string("UPDATE ") + table + " SET ts_us = ts_us + ?3 * (SELECT offset_us FROM clock_offsets o"
         " WHERE o.job_id = ?1 AND o.host = " + clock + ")"
         " WHERE job_id = ?1 AND file_id < ?2 AND ts_us IS NOT NULL"
@@ -134,14 +130,14 @@ Status IngestWriter::correct_clocks() {
   if (Status s = shift_times(db_, job_id_, +1, first_new_file_id_); !s) return s;
 
   std::vector<ClockSample> samples;
-  auto read = db_.prepare(kSamples);
+  auto read = db_.prepare(samples_sql());
   if (!read) return read.take_error();
   if (Status s = read->bind_all({job_id_}); !s) return s;
   std::optional<Error> error;
   while (read->step(&error)) samples.push_back({read->column_text(0), read->column_text(1), read->column_int(2)});
   if (error) return std::move(*error);
 
-  auto rank0 = db_.prepare("SELECT " + clock_of("host") +
+  auto rank0 = db_.prepare("SELECT " + short_host_sql("host") +
                            " AS clock FROM events WHERE job_id = ?1 AND rank = 0 AND host IS NOT NULL"
                            " GROUP BY clock ORDER BY count(*) DESC, clock LIMIT 1");
   if (!rank0) return rank0.take_error();

@@ -6,6 +6,7 @@
 // known to have.
 #include <sqlite3.h>
 
+#include "host_names.h"
 #include "ncclpm/store/ingest_writer.h"
 #include "ncclpm/store/schema.h"
 #include "ncclpm/util/text.h"
@@ -117,17 +118,20 @@ UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
 UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = unparsed_lines.file_id)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
--- A line with a rank but no host ("[rank3]:[E...]" in a node's console) ran
--- where its rank's other lines say, when they name one host only (an elastic
--- restart may move a rank): the host's clock is the line's clock. "hgx-001"
--- and "hgx-001.cluster.internal" (torchrun's summary) are one host.
+)SQL";
+
+// A line with a rank but no host ("[rank3]:[E...]" in a node's console) ran
+// where its rank's other lines say, when they name one machine only (an
+// elastic restart may move a rank): the host's clock is the line's clock. The
+// name filled in is the one the rank's lines use most (SQLite takes a bare
+// column from the max(n) row).
+static std::string rank_hosts_sql() {
+  return R"SQL(
 CREATE TEMP TABLE rank_hosts (rank INTEGER PRIMARY KEY, host TEXT);
 INSERT INTO rank_hosts
   SELECT rank, host FROM (
-    -- the name the rank's lines use most (SQLite takes host from the max(n) row)
     SELECT rank, host, max(n), count(DISTINCT short) AS shorts FROM (
-      SELECT rank, host, count(*) AS n, CASE WHEN instr(host, '.') > 0 AND host GLOB '*[A-Za-z]*'
-                                             THEN substr(host, 1, instr(host, '.') - 1) ELSE host END AS short FROM (
+      SELECT rank, host, count(*) AS n, )SQL" + short_host_sql("host") + R"SQL( AS short FROM (
         SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL
         UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL)
       GROUP BY rank, host)
@@ -139,10 +143,16 @@ UPDATE unparsed_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = u
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
 DROP TABLE rank_hosts;
 )SQL";
+}
 
 Status IngestWriter::infer_file_ranks() {
+  if (Status s = run_script(kInferRanks); !s) return s;
+  return run_script(rank_hosts_sql());
+}
+
+Status IngestWriter::run_script(std::string_view script) {
   // sqlite3_prepare takes one statement at a time: run them in turn.
-  std::string_view rest = kInferRanks;
+  std::string_view rest = script;
   while (true) {
     while (!rest.empty() && (rest.front() == '\n' || rest.front() == ' ' || rest.starts_with("--"))) {
       if (rest.starts_with("--")) rest.remove_prefix(std::min(rest.size(), rest.find('\n')));

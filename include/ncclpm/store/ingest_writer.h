@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -75,6 +76,8 @@ class IngestWriter {
   Status prepare_statements();
   Status post_process();
   Status infer_file_ranks();
+  /// Runs `script` a statement at a time, ?1 bound to the job and ?2 to this ingest's first file.
+  Status run_script(std::string_view script);
   Status correct_clocks();  // clock_offsets.cc
   Status write_event(int64_t file_id, const recognize::Event& e);
 
