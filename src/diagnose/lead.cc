@@ -19,7 +19,7 @@ bool error_kind(const std::string& kind) {
   static const std::set<std::string> kKinds = {
       "nccl_warn",   "nccl_error_trace", "nccl_error_surfaced", "traceback",      "cpp_exception",
       "store_error", "process_exit",     "watchdog_stuck",      "pg_terminate",   "collective_mismatch",
-      "desync_report"};
+      "desync_report", "logged_error"};
   return kKinds.count(kind) != 0;
 }
 
@@ -163,7 +163,10 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   sql += scope == LineScope::kNccl
              ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
              : " AND e.kind NOT IN " + std::string(kNcclChatterKinds);
-  sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
+  // A line its producer logged at level E or F (c10d's `[E212 ...]`, glog,
+  // Python logging's ERROR) is an error whatever its words, even cut short.
+  sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text,"
+         " CASE WHEN u.severity IN ('E', 'F') THEN 'logged_error' ELSE 'unparsed' END"
          " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND ";
   sql += kNcclInfoFailure;
   // NCCL's words also turn up in other producers' lines ("[trainer0|0]:ncclSocketInit: ...",

@@ -363,6 +363,7 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
   u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
   u.pid = f.pid;
   u.producer = frame::producer_name(f.producer);
+  u.severity = f.severity;
   u.text = std::string(util::clip(f.body, kMaxUnparsedBytes));
   rows_.unparsed.push_back(std::move(u));
 }

@@ -158,7 +158,7 @@ Status IngestWriter::prepare_statements() {
       {&st_->collective,
        "INSERT INTO collective_blocks(job_id, file_id, first_line, last_line, rows, rank_min, rank_max, data)"
        " VALUES(?,?,?,?,?,?,?,?)"},
-      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_status, "INSERT INTO flight_recorder_pg_status VALUES(?,?,?,?,?,?,?)"},
@@ -317,7 +317,8 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
                                   u.ts_us != 0 ? Value(u.ts_us) : Value(),
                                   u.ts_us != 0 ? Value(int64_t{u.ts_has_year}) : Value(), text(u.host),
                                   opt_int(u.pid), opt_int(u.rank), opt_int(u.local_rank),
-                                  u.producer, text(u.text)});
+                                  u.producer, u.severity != 0 ? Value(std::string(1, u.severity)) : Value(),
+                                  text(u.text)});
     if (!s) return s;
   }
   rows.events.clear();

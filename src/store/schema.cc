@@ -83,7 +83,7 @@ CREATE TABLE IF NOT EXISTS collective_summary (
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
   byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,
-  local_rank INTEGER, producer TEXT, text TEXT);
+  local_rank INTEGER, producer TEXT, severity TEXT, text TEXT);
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
   pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,
@@ -171,10 +171,12 @@ Status check_or_create_schema(Connection& db, bool create) {
                      "use the ncclpm that wrote it, or a newer one");
   }
   if (*version == kSchemaVersion) return Ok{};
-  if (*version == 1) {
+  // Version 1 stored one row per collective, version 2 no severity of the
+  // lines no parser knows: both need the logs read again.
+  if (*version >= 1) {
     return Error::at(db.path(),
-                     "database has schema version 1, from an older ncclpm that stored one row per "
-                     "collective; this one reads version " + std::to_string(kSchemaVersion),
+                     "database has schema version " + std::to_string(*version) +
+                         ", from an older ncclpm; this one reads version " + std::to_string(kSchemaVersion),
                      "ingest the logs again into a new database (--db NEW.db)");
   }
   auto tables = db.scalar_int("SELECT count(*) FROM sqlite_master");

@@ -43,6 +43,28 @@ TEST(Lead, AnErrorNoSignatureKnowsStillLeadsWithItsRankAndCascade) {
   EXPECT_EQ(top.evidence[1].rank, 0);
 }
 
+// The level letter is the producer's own verdict: a c10d line cut short
+// before any error word, or a Python ERROR record in plain words, still leads.
+TEST(Lead, ALineLoggedAtErrorLevelLeadsWithoutErrorWords) {
+  struct Case {
+    const char* log;
+    int rank;
+  };
+  for (const Case& c : {
+           Case{"[rank2]:[E212 15:34:10.420036109 ProcessGroupNCCL.cpp:1484] [PG ID 0 PG GUID 0(default_pg) Rank 2] "
+                "ProcessGroupNCCL's watc\n",
+                2},
+           Case{"[rank5]:E0709 17:05:38.162555 123 trainer.py:88] shard 3 of the batch is empty\n", 5},
+       }) {
+    auto d = diagnose_log(std::string("[rank0]: step 1 loss 2.0\n") + c.log);
+    ASSERT_TRUE(d.has_root_cause()) << c.log;
+    EXPECT_EQ(d.findings.front().rule, "earliest-error-line") << c.log;
+    EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{c.rank}) << c.log;
+  }
+  auto info = diagnose_log("[rank2]:[I212 15:34:10.420036109 ProcessGroupNCCL.cpp:1484] [PG ID 0] all is well\n");
+  EXPECT_FALSE(info.has_root_cause()) << "an INFO line of the same producer is not an error";
+}
+
 TEST(Lead, AnNcclWarnTheCatalogueCallsACauseIsAFindingAndItsEchoesAreNot) {
   auto d = diagnose_log(
       "node1:100:100 [0] NCCL INFO misc/socket.cc:50 -> 6\n"

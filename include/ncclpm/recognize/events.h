@@ -198,7 +198,8 @@ struct UnparsedLine {
   int rank = -1, local_rank = -1;
   int64_t pid = -1;
   std::string producer;
-  std::string text;  ///< clipped to kMaxUnparsedBytes
+  char severity = 0;  ///< the producer's level letter ('E', 'W', ...), 0 when the line has none
+  std::string text;   ///< clipped to kMaxUnparsedBytes
 };
 
 /// One entry of a Flight Recorder dump (log-formats B.10).
