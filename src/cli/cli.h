@@ -19,6 +19,7 @@ extern std::atomic<bool> g_interrupted;
 
 int cmd_ingest(const Args& args);
 int cmd_query(const Args& args);
+int cmd_grep(const Args& args);
 int cmd_schema(const Args& args);
 int cmd_diagnose(const Args& args);
 int cmd_report(const Args& args);

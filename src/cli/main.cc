@@ -26,6 +26,7 @@ constexpr Command kCommands[] = {
     {"diagnose", "find the rank, collective and cause that broke the job", cmd_diagnose},
     {"report", "the diagnosis as a self-contained HTML page with a per-rank timeline", cmd_report},
     {"query", "run read-only SQL on the incident database", cmd_query},
+    {"grep", "search a job's stored lines; each hit with its rank, host and time", cmd_grep},
     {"schema", "print the incident database's schema", cmd_schema},
     {"rules", "list or check the failure-signature rules", cmd_rules},
     {"history", "recurring culprit hosts, ranks and signatures across jobs", cmd_history},
