@@ -97,6 +97,16 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     std::string who = h.host.empty() ? "Rank " + culprits : "The ranks on " + h.host + " (rank " + culprits + ")";
     return who + " stepped at " + numbers + " (their progress bars' rates); every collective waits for the slowest.";
   }
+  if (rule.builtin == "slowdown" && facts.slowdown) {
+    const Slowdown& s = *facts.slowdown;
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers, "from %.2f s to %.2f s per step (%.1fx)", s.before_seconds,
+                  s.after_seconds, s.after_seconds / s.before_seconds);
+    std::string loop = s.label.empty() ? "its loop" : "'" + s.label + "'";
+    std::string whose = s.rank >= 0 ? "Rank " + std::to_string(s.rank) + "'s " + loop : "The job's " + loop;
+    std::string from = s.from_step >= 0 ? " from step " + std::to_string(s.from_step) : "";
+    return whose + " slowed down " + numbers + from + " until the job failed: something degraded before the hang.";
+  }
   if (rule.builtin == "fr-missing-ranks" && facts.fr_missing) {
     const FrMissingRanks& m = *facts.fr_missing;
     std::string op = m.op.empty() ? "" : " (" + m.op + ")";
@@ -148,6 +158,11 @@ std::string fill_advice(const std::string& advice, const Finding& f, const RuleH
       {"nccl_versions", or_unknown(join(versions, ", "))},
       {"version", or_unknown(hits.version)},
       {"job", facts.job},
+      // The watchdog's own advice, whether or not another finding names whom the ranks waited for.
+      {"waited_for", f.culprit_ranks.empty()
+                         ? "no line says which rank the ranks in it waited for (every rank that logged was in it)"
+                         : "the ranks in it waited for rank " + util::rank_ranges(f.culprit_ranks) +
+                               "; fix what stopped that rank first"},
   };
   std::string out;
   for (size_t i = 0; i < advice.size(); ++i) {

@@ -449,8 +449,9 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     f.severity = rule.severity;
     f.confidence = rule.confidence;
     f.root_cause = rule.root_cause;
-    bool symptom_of_collective = !rule.root_cause || (!rule.builtin.empty() && !builtin_names_culprits(rule.builtin)) ||
-                                 rule.scope == rules::Scope::kCulpritTail;
+    bool own_culprits = !rule.builtin.empty() && builtin_names_culprits(rule.builtin);
+    bool symptom_of_collective =
+        !own_culprits && (!rule.root_cause || !rule.builtin.empty() || rule.scope == rules::Scope::kCulpritTail);
     std::set<int> culprits = symptom_of_collective && !a.culprits.empty() ? a.culprits : hits.ranks;
     if (hits.before_failure) culprits = hits.ranks;  // whoever printed what the job was doing then
     // What the job was doing, printed without a rank (a main process's bars):

@@ -255,6 +255,9 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   f.last_bars = std::move(bars).value();
   f.uneven_batches = find_uneven_batches(f.last_bars);
   f.slow_host = find_slow_host(f.last_bars);
+  auto timed = load_timed_steps(db, job_id);
+  if (!timed) return timed.take_error();
+  f.slowdown = find_slowdown(*timed);
   auto fr = find_fr_missing_ranks(db, job_id);
   if (!fr) return fr.take_error();
   f.fr_missing = std::move(fr).value();

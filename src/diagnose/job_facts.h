@@ -89,6 +89,19 @@ struct SlowHost {
   std::vector<Located> lines;
 };
 
+/// The job's step time rose and stayed up before it failed: from one rank's
+/// own stream of progress lines (a tqdm bar's rate, Megatron's elapsed time
+/// per iteration), the one with the most timed lines.
+struct Slowdown {
+  std::string label;               ///< the bar's description, or "iteration" for Megatron
+  int rank = -1;                   ///< whose lines; -1 when no rank is known
+  double before_seconds = 0;       ///< median seconds per step before
+  double after_seconds = 0;        ///< median of the last steps
+  int64_t from_step = -1;          ///< the first step of the slow stretch
+  int64_t from_ts_us = 0;          ///< and its time (0: the line had none)
+  std::vector<Located> lines;      ///< a line before, the first slow one, the last one
+};
+
 /// fr_trace's first verdict from the ranks' Flight Recorder dumps: the first
 /// collective of a process group that not every rank enqueued.
 struct FrMissingRanks {
@@ -119,6 +132,7 @@ struct JobFacts {
   std::vector<ProgressBar> last_bars;            ///< each rank's last step-counting bar per loop
   std::optional<UnevenBatches> uneven_batches;   ///< from the ranks' progress bars
   std::optional<SlowHost> slow_host;
+  std::optional<Slowdown> slowdown;              ///< the job stepped slower before it failed
   std::optional<FrMissingRanks> fr_missing;
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL

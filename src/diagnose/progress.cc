@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "ncclpm/util/stats.h"
 
@@ -135,6 +136,73 @@ std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
     slowest = std::move(s);
   }
   return slowest;
+}
+
+}  // namespace ncclpm::diagnose
+
+namespace ncclpm::diagnose {
+
+Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t job_id) {
+  auto stmt = db.prepare(
+      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text,"
+      " CASE WHEN p.source = 'megatron' THEN 'iteration' ELSE coalesce(p.label, '') END, p.source,"
+      " coalesce(p.step, -1), p.seconds_per_step"
+      " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
+      " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'"
+      " ORDER BY e.event_id");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+  // One stream per rank, loop and source; the longest says most.
+  std::map<std::tuple<int, std::string, std::string>, std::vector<TimedStep>> streams;
+  std::optional<Error> error;
+  while (stmt->step(&error)) {
+    TimedStep t;
+    t.at = read_located(*stmt);
+    t.label = stmt->column_text(6);
+    t.step = stmt->column_int(8);
+    t.seconds_per_step = static_cast<double>(sqlite3_column_double(stmt->raw(), 9));
+    streams[{t.at.rank, t.label, stmt->column_text(7)}].push_back(std::move(t));
+  }
+  if (error) return std::move(*error);
+  std::vector<TimedStep> longest;
+  for (auto& [key, steps] : streams)
+    if (steps.size() > longest.size()) longest = std::move(steps);
+  return longest;
+}
+
+// The steady pace is the median after the warm-up (the first tenth: compiling,
+// caches, the first rates tqdm guesses) over the first half of the rest; the
+// pace at the end is the median of the last eighth (three lines at least), so
+// one slow line (an evaluation's pause folded into the rate) is not a trend.
+std::optional<Slowdown> find_slowdown(const std::vector<TimedStep>& steps) {
+  size_t n = steps.size();
+  if (n < kMinTimedSteps) return std::nullopt;
+  size_t warmup = std::max<size_t>(1, n / 10);
+  size_t tail = std::max<size_t>(3, n / 8);
+  std::vector<double> steady, last;
+  for (size_t i = warmup; i < warmup + (n - warmup) / 2; ++i) steady.push_back(steps[i].seconds_per_step);
+  for (size_t i = n - tail; i < n; ++i) last.push_back(steps[i].seconds_per_step);
+  double before = util::median(steady), after = util::median(last);
+  if (!(before > 0) || after < kSlowdownFactor * before) return std::nullopt;
+  // The slow stretch begins at the earliest slow line from which four in five
+  // lines to the end are slow.
+  double threshold = kSlowdownFactor * before;
+  size_t onset = n - 1;
+  size_t slow = 0;
+  for (size_t i = n; i-- > warmup;) {
+    if (steps[i].seconds_per_step >= threshold) ++slow;
+    if (steps[i].seconds_per_step >= threshold && slow * 5 >= (n - i) * 4) onset = i;
+  }
+  Slowdown s;
+  s.label = steps[onset].label;
+  s.rank = steps[onset].at.rank;
+  s.before_seconds = before;
+  s.after_seconds = after;
+  s.from_step = steps[onset].step;
+  s.from_ts_us = steps[onset].at.ts_us;
+  s.lines = {steps[onset - 1].at, steps[onset].at};
+  if (onset + 1 < n) s.lines.push_back(steps.back().at);
+  return s;
 }
 
 }  // namespace ncclpm::diagnose

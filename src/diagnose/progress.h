@@ -24,4 +24,24 @@ inline constexpr double kStragglerFactor = 1.2;
 
 std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars);
 
+/// One timed progress line of a rank's loop, in the order it was written.
+struct TimedStep {
+  Located at;
+  std::string label;
+  int64_t step = -1;
+  double seconds_per_step = 0;
+};
+
+/// The longest stream of timed progress lines: one rank's one loop (label
+/// and source), the lines in file order.
+Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t job_id);
+
+/// The last steps slower than the steady pace by this factor or more: a
+/// slowdown, not the jitter of a bar's smoothed rate or an evaluation's pause.
+inline constexpr double kSlowdownFactor = 1.5;
+/// Fewer timed lines than this say nothing about a trend.
+inline constexpr size_t kMinTimedSteps = 8;
+
+std::optional<Slowdown> find_slowdown(const std::vector<TimedStep>& steps);
+
 }  // namespace ncclpm::diagnose

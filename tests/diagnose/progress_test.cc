@@ -116,5 +116,56 @@ TEST(ProgressBars, RatesWithinNoiseNameNoStraggler) {
   for (const auto& f : d.findings) EXPECT_NE(f.rule, "slow-host-progress") << f.summary;
 }
 
+// Megatron's iteration lines of rank 0 at these milliseconds per iteration,
+// then every rank's watchdog timeout.
+std::map<std::string, std::string> megatron_job(const std::vector<double>& ms_per_iteration) {
+  std::string log = init_line("gpu-1", 0, 2) + init_line("gpu-1", 1, 2);
+  for (size_t i = 0; i < ms_per_iteration.size(); ++i) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "[rank0]: iteration %8zu/   10000 | consumed samples: %8zu | elapsed time per iteration (ms): "
+                  "%.1f | learning rate: 3.000E-04 | lm loss: 6.512E+00 |\n",
+                  (i + 1) * 10, (i + 1) * 640, ms_per_iteration[i]);
+    log += line;
+  }
+  return {{"console.log", log + watchdog_line(0, 4242) + watchdog_line(1, 4242)}};
+}
+
+const diagnose::Finding* find_rule(const diagnose::Diagnosis& d, const std::string& rule) {
+  for (const auto& f : d.findings)
+    if (f.rule == rule) return &f;
+  return nullptr;
+}
+
+TEST(StepTime, AJobThatSlowedDownBeforeItHungSaysWhenAndByHowMuch) {
+  // Warm-up, a steady second per iteration, then from iteration 150 2.6 s.
+  std::vector<double> ms = {4100, 1010, 990, 1000, 1020, 980, 1000, 1010, 990, 1000, 1000, 1010, 995, 1005};
+  for (int i = 0; i < 8; ++i) ms.push_back(i == 3 ? 1900 : 2600);  // one line of the stretch less slow
+  diagnose::Diagnosis d = diagnose_files(megatron_job(ms));
+  const diagnose::Finding* f = find_rule(d, "step-time-slowdown");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->category, "straggler");
+  EXPECT_FALSE(f->root_cause) << "a slowdown says what led up to the hang, not which rank hung it";
+  EXPECT_TRUE(f->culprit_ranks.empty());
+  EXPECT_NE(f->summary.find("Rank 0's 'iteration' slowed down from 1.00 s to 2.60 s per step (2.6x) from step 150"),
+            std::string::npos)
+      << f->summary;
+  ASSERT_EQ(f->evidence.size(), 3u);
+  EXPECT_NE(f->evidence[0].text.find("iteration      140/"), std::string::npos) << f->evidence[0].text;
+  EXPECT_NE(f->evidence[1].text.find("iteration      150/"), std::string::npos) << f->evidence[1].text;
+  EXPECT_NE(f->evidence[2].text.find("iteration      220/"), std::string::npos) << f->evidence[2].text;
+}
+
+TEST(StepTime, ASteadyPaceWithOnePauseOrTooFewLinesIsNoSlowdown) {
+  std::vector<double> steady = {3000, 1000, 1010, 990, 1000, 1020, 980, 1000, 1010, 990, 1000, 1000, 1010};
+  std::vector<double> pause = steady;
+  pause.insert(pause.end(), {1000, 5200, 1000, 1010, 990});  // an evaluation folded into one line
+  std::vector<double> short_run = {1000, 1000, 1000, 1000, 3000, 3000, 3000};
+  for (const auto& ms : {steady, pause, short_run}) {
+    diagnose::Diagnosis d = diagnose_files(megatron_job(ms));
+    EXPECT_EQ(find_rule(d, "step-time-slowdown"), nullptr) << ms.size() << " lines";
+  }
+}
+
 }  // namespace
 }  // namespace ncclpm
