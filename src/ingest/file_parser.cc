@@ -4,6 +4,16 @@
 #include "ncclpm/read/line_reader.h"
 
 namespace ncclpm::ingest {
+
+size_t Batch::approx_bytes() const {
+  size_t bytes = rows.events.size() * sizeof(recognize::Event) + rows.unparsed.size() * sizeof(recognize::UnparsedLine) +
+                 rows.collectives.size() * sizeof(recognize::CollectiveCall) +
+                 fr_entries.size() * sizeof(recognize::FlightRecorderEntry);
+  for (const auto& e : rows.events) bytes += e.text.capacity() + e.host.capacity();
+  for (const auto& u : rows.unparsed) bytes += u.text.capacity() + u.host.capacity();
+  for (const auto& b : collectives.blocks) bytes += b.data.capacity();
+  return bytes;
+}
 namespace {
 
 constexpr int64_t kMaxJsonBytes = 256ll << 20;

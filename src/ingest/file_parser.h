@@ -23,6 +23,10 @@ struct Batch {
   bool final = false;
   store::FileOutcome outcome;  ///< set on the final batch
   int64_t events = 0;          ///< events in this batch (for the report)
+
+  /// About how much memory the batch holds: what bounds the rows in flight
+  /// between the parsing threads and the writer.
+  size_t approx_bytes() const;
 };
 
 using EmitBatch = std::function<void(Batch&&)>;

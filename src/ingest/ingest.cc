@@ -20,24 +20,31 @@ namespace fs = std::filesystem;
 namespace ncclpm::ingest {
 namespace {
 
-constexpr size_t kQueueCapacity = 32;  // batches in flight between workers and the writer
+// Memory of the batches waiting for the writer. A count of batches would not
+// do: one file's batch of events can be 40 MB while a small file's is a few
+// KB, and a big file outruns the writer until the queue is full.
+constexpr size_t kQueueBytes = 96u << 20;
 
-// A bounded multi-producer, single-consumer queue.
+// A multi-producer, single-consumer queue bounded by the bytes it holds (one
+// batch always fits, whatever its size).
 class BatchQueue {
  public:
   void push(Batch&& b) {
+    size_t bytes = b.approx_bytes();
     std::unique_lock lock(mu_);
-    not_full_.wait(lock, [&] { return items_.size() < kQueueCapacity || closed_; });
-    items_.push_back(std::move(b));
+    not_full_.wait(lock, [&] { return items_.empty() || bytes_ + bytes <= kQueueBytes || closed_; });
+    bytes_ += bytes;
+    items_.push_back({std::move(b), bytes});
     not_empty_.notify_one();
   }
   bool pop(Batch& out) {
     std::unique_lock lock(mu_);
     not_empty_.wait(lock, [&] { return !items_.empty() || producers_ == 0; });
     if (items_.empty()) return false;
-    out = std::move(items_.front());
+    out = std::move(items_.front().batch);
+    bytes_ -= items_.front().bytes;
     items_.pop_front();
-    not_full_.notify_one();
+    not_full_.notify_all();
     return true;
   }
   void set_producers(int n) { producers_ = n; }
@@ -50,13 +57,19 @@ class BatchQueue {
     std::lock_guard lock(mu_);
     closed_ = true;
     items_.clear();
+    bytes_ = 0;
     not_full_.notify_all();
   }
 
  private:
+  struct Item {
+    Batch batch;
+    size_t bytes;
+  };
   std::mutex mu_;
   std::condition_variable not_full_, not_empty_;
-  std::deque<Batch> items_;
+  std::deque<Item> items_;
+  size_t bytes_ = 0;
   int producers_ = 0;
   bool closed_ = false;
 };

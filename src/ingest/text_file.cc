@@ -13,7 +13,7 @@ namespace ncclpm::ingest {
 namespace {
 
 constexpr size_t kSampleLines = 200;      // lines looked at to learn the launcher format
-constexpr size_t kBatchRows = 1 << 16;    // rows handed to the writer at a time
+constexpr size_t kBatchRows = 1 << 14;    // rows handed to the writer at a time (a few MB)
 constexpr int64_t kCancelCheckLines = 4096;
 
 // A JSON log record: its message is framed like a text line (it may carry

@@ -23,6 +23,10 @@ class ByteSource {
   /// appended; 0 means end of stream. An error ends the stream and is reported
   /// through error().
   virtual size_t read(std::string& out, size_t max) = 0;
+  /// A memory map: the bytes before `offset` were read; their pages leave
+  /// the process's memory (a view into them still reads right: the kernel
+  /// maps the file's page again).
+  virtual void release_before(size_t /*offset*/) {}
   virtual const std::optional<Error>& error() const = 0;
 };
 

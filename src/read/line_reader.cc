@@ -9,6 +9,10 @@ namespace ncclpm::read {
 
 namespace {
 constexpr size_t kChunkBytes = 1u << 20;
+// A memory-mapped file's pages are dropped in steps of this many bytes read,
+// keeping the last kKeepReadBytes (the lines still being parsed) resident.
+constexpr int64_t kReleaseEveryBytes = 32 << 20;
+constexpr int64_t kKeepReadBytes = 8 << 20;
 }
 
 Compression sniff_compression(std::string_view b) {
@@ -118,6 +122,10 @@ bool LineReader::next(PhysicalLine& out) {
     size_t advance = nl != nullptr ? len + 1 : len;
     window_.remove_prefix(advance);
     consumed_ += static_cast<int64_t>(advance);
+    if (consumed_ - released_ >= kReleaseEveryBytes && consumed_ > kKeepReadBytes) {
+      released_ = consumed_ - kKeepReadBytes;
+      source_->release_before(static_cast<size_t>(released_));
+    }
     full += static_cast<int64_t>(len);
     std::string_view text;
     if (long_line_.empty() && full == static_cast<int64_t>(len)) {

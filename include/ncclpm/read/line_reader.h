@@ -70,6 +70,7 @@ class LineReader {
   bool source_done_ = false;
   int64_t line_no_ = 0;
   int64_t consumed_ = 0;
+  int64_t released_ = 0;        // a map's bytes before this left memory
   std::optional<Error> stream_error_;
 };
 
