@@ -51,7 +51,9 @@ Job:
 Output:
   --out DIR              folder to create; written as DIR.partial, then renamed
   --force                replace DIR if it exists
-  --layout KIND          torchrun-logdir (default), console, slurm, nccl-debug-file
+  --layout KIND          torchrun-logdir (default), console, slurm, nccl-debug-file,
+                         nccl-info-node (one host's NCCL INFO of many communicators;
+                         --target-bytes its size, else --steps communicators)
   --compress KIND        none (default), gzip or zstd (each file compressed)
   --level N              compression level (default: gzip 1, zstd 3)
 
@@ -154,8 +156,10 @@ Options parse(int argc, char** argv) {
         o.layout = LayoutKind::kSlurm;
       else if (v == "nccl-debug-file")
         o.layout = LayoutKind::kNcclDebugFile;
+      else if (v == "nccl-info-node")
+        o.layout = LayoutKind::kNcclInfoNode;
       else
-        usage_error("--layout must be torchrun-logdir, console, slurm or nccl-debug-file, not '" +
+        usage_error("--layout must be torchrun-logdir, console, slurm, nccl-debug-file or nccl-info-node, not '" +
                     v + "'");
     } else if (a == "--compress") {
       std::string v = value();
@@ -193,7 +197,8 @@ int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
   auto started = std::chrono::steady_clock::now();
   try {
-    if (opt.target_bytes > 0) opt.steps = steps_for_target(opt);
+    // nccl-info-node writes communicators until the target is reached.
+    if (opt.target_bytes > 0 && opt.layout != LayoutKind::kNcclInfoNode) opt.steps = steps_for_target(opt);
     Job job = Job::make(opt);
     fs::path out = opt.out;
     fs::path partial = out;

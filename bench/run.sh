@@ -2,7 +2,7 @@
 # bench/run.sh -- times `ncclpm ingest` and `ncclpm diagnose` on synthetic
 # corpora against ripgrep reading and matching the same files.
 #
-#   bash bench/run.sh            # the two corpora of the issue (coll-512, ranks-4096)
+#   bash bench/run.sh            # coll-512, ranks-4096, nccl-info-1g, nccl-info-1g-gz
 #   bash bench/run.sh --quick    # small stand-ins, a smoke test of a minute or two
 #
 # Builds build-bench/ (Release, -DNCCLPM_BENCH=ON, -j1), generates the corpora
@@ -20,7 +20,8 @@ usage: bash bench/run.sh [--quick] [--runs N] [--only NAME] [--cache DIR] [--no-
 
   --quick       small corpora (64 ranks with COLL lines, about 100 MB; 256 ranks)
   --runs N      measurements per tool and corpus (default 3); the median is reported
-  --only NAME   just this corpus (coll-512, ranks-4096, quick-coll-64, quick-ranks-256)
+  --only NAME   just this corpus (coll-512, ranks-4096, nccl-info-1g, nccl-info-1g-gz,
+                quick-coll-64, quick-ranks-256)
   --cache DIR   where corpora are kept (default bench/.corpus)
   --no-build    use build-bench/ as it is
   --tag TAG     results file name: bench/results/<date>-TAG.md (default: date, -quick)
@@ -68,6 +69,8 @@ else
   CORPORA=(
     "coll-512|--ranks 512 --ranks-per-host 8 --coll --layout nccl-debug-file --target-bytes 2G --seed 1"
     "ranks-4096|--ranks 4096 --ranks-per-host 8 --steps 300 --layout torchrun-logdir --seed 1"
+    "nccl-info-1g|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --seed 1"
+    "nccl-info-1g-gz|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --compress gzip --seed 1"
   )
   DIAG_TARGET_CORPUS=ranks-4096
 fi

@@ -21,7 +21,7 @@
 
 namespace ncclpm::bench {
 
-enum class LayoutKind { kTorchrunLogdir, kConsole, kSlurm, kNcclDebugFile };
+enum class LayoutKind { kTorchrunLogdir, kConsole, kSlurm, kNcclDebugFile, kNcclInfoNode };
 enum class Failure { kNone, kSaveStall, kOom, kIb };
 
 struct Options {

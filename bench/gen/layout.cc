@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "gen/nccl_lines.h"
 #include "gen/story.h"
 
 namespace fs = std::filesystem;
@@ -116,6 +117,37 @@ void write_prefixed(Sink& sink, const std::string& prefix, const std::string& te
   }
 }
 
+// Round robin over the channels that still hold complete lines, a few lines
+// each turn; what is written leaves the channels' buffers.
+void interleave(Sink& sink, std::vector<Channel>& ch, Rng& rng) {
+  std::vector<size_t> active;
+  for (size_t c = 0; c < ch.size(); ++c)
+    if (ch[c].buf.find('\n') != std::string::npos) active.push_back(c);
+  while (!active.empty()) {
+    size_t kept = 0;
+    for (size_t c : active) {
+      Channel& k = ch[c];
+      int take = static_cast<int>(rng.range(1, 6));
+      while (take-- > 0) {
+        const char* nl = static_cast<const char*>(
+            std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos));
+        if (nl == nullptr) break;
+        size_t end = static_cast<size_t>(nl - k.buf.data()) + 1;
+        sink.write(k.prefix);
+        sink.write(std::string_view(k.buf).substr(k.pos, end - k.pos));
+        k.pos = end;
+      }
+      if (std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos) != nullptr)
+        active[kept++] = c;
+    }
+    active.resize(kept);
+  }
+  for (Channel& k : ch) {
+    k.buf.erase(0, k.pos);
+    k.pos = 0;
+  }
+}
+
 void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkCounts& counts) {
   const bool slurm = job.opt.layout == LayoutKind::kSlurm;
   auto sink = open_sink(
@@ -137,7 +169,6 @@ void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkC
   for (size_t r = 0; r < n; ++r)
     ch[2 * r].prefix = ch[2 * r + 1].prefix = label(job, static_cast<int>(r));
   RankText text;
-  std::vector<size_t> active;
   for (int phase = 0; phase < story.phase_count(); ++phase) {
     for (size_t r = 0; r < n; ++r) {
       text.clear();
@@ -145,35 +176,8 @@ void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkC
       ch[2 * r].buf += text.out;
       ch[2 * r + 1].buf += text.err;
     }
-    active.clear();
-    for (size_t c = 0; c < ch.size(); ++c)
-      if (ch[c].buf.find('\n') != std::string::npos) active.push_back(c);
     Rng rng = Rng::for_part(job.opt.seed, 0x1a7, static_cast<uint64_t>(phase));
-    // Round robin over the channels that still hold complete lines, a few
-    // lines each turn.
-    while (!active.empty()) {
-      size_t kept = 0;
-      for (size_t c : active) {
-        Channel& k = ch[c];
-        int take = static_cast<int>(rng.range(1, 6));
-        while (take-- > 0) {
-          const char* nl = static_cast<const char*>(
-              std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos));
-          if (nl == nullptr) break;
-          size_t end = static_cast<size_t>(nl - k.buf.data()) + 1;
-          sink->write(k.prefix);
-          sink->write(std::string_view(k.buf).substr(k.pos, end - k.pos));
-          k.pos = end;
-        }
-        if (std::memchr(k.buf.data() + k.pos, '\n', k.buf.size() - k.pos) != nullptr)
-          active[kept++] = c;
-      }
-      active.resize(kept);
-    }
-    for (Channel& k : ch) {
-      k.buf.erase(0, k.pos);
-      k.pos = 0;
-    }
+    interleave(*sink, ch, rng);
   }
   // Unfinished last lines (a process killed mid-redraw) still reach the file.
   for (Channel& k : ch)
@@ -193,6 +197,31 @@ void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkC
   sink->close(counts);
 }
 
+// One node's NCCL INFO output when the job creates many communicators (tensor,
+// pipeline and data-parallel groups, one after another): each rank's INIT
+// block again and again with new comm pointers and ids.
+void write_nccl_info_node(const Job& job, const fs::path& dir, SinkCounts& counts) {
+  auto sink = open_sink(dir / (job.hosts.front().name + ".log"), job);
+  Job comm_job = job;
+  const int local = std::min(job.rank_count(), job.opt.ranks_per_host);
+  std::vector<Channel> ch(static_cast<size_t>(local));
+  std::string banner_on_stdout;  // NCCL_DEBUG_FILE-less: the 2.21 banner is on stdout, not here
+  uint64_t written = 0;
+  for (int comm = 0; job.opt.target_bytes > 0 ? written < job.opt.target_bytes : comm < job.opt.steps; ++comm) {
+    Rng rng = Rng::for_part(job.opt.seed, 0x1bf, static_cast<uint64_t>(comm));
+    comm_job.comm_id = rng.next();
+    for (int r = 0; r < local; ++r) {
+      RankInfo& info = comm_job.ranks[static_cast<size_t>(r)];
+      info.comm = job.ranks[static_cast<size_t>(r)].comm + static_cast<uint64_t>(comm) * 0x200000;
+      nccl::init_block(ch[static_cast<size_t>(r)].buf, banner_on_stdout, comm_job, info, rng, false);
+      written += ch[static_cast<size_t>(r)].buf.size();
+    }
+    banner_on_stdout.clear();
+    interleave(*sink, ch, rng);
+  }
+  sink->close(counts);
+}
+
 }  // namespace
 
 const char* layout_name(LayoutKind k) {
@@ -205,6 +234,8 @@ const char* layout_name(LayoutKind k) {
       return "slurm";
     case LayoutKind::kNcclDebugFile:
       return "nccl-debug-file";
+    case LayoutKind::kNcclInfoNode:
+      return "nccl-info-node";
   }
   return "?";
 }
@@ -212,7 +243,9 @@ const char* layout_name(LayoutKind k) {
 SinkCounts write_corpus(const Job& job, const fs::path& dir) {
   Story story = story_of(job);
   SinkCounts counts;
-  if (job.opt.layout == LayoutKind::kTorchrunLogdir || job.opt.layout == LayoutKind::kNcclDebugFile)
+  if (job.opt.layout == LayoutKind::kNcclInfoNode)
+    write_nccl_info_node(job, dir, counts);
+  else if (job.opt.layout == LayoutKind::kTorchrunLogdir || job.opt.layout == LayoutKind::kNcclDebugFile)
     write_per_file(job, story, dir, counts);
   else
     write_merged(job, story, dir, counts);

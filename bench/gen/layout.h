@@ -12,6 +12,11 @@
 //   nccl-debug-file   nccl/nccl.<host>.<pid>.log (NCCL_DEBUG_FILE) plus
 //                     train-rank<R>.log (srun --output, stdout and stderr
 //                     together) and slurm-<job>.out
+//   nccl-info-node    <host>.log: NCCL_DEBUG=INFO of the first host's ranks
+//                     only, a job that creates communicator after communicator
+//                     (each rank's INIT block again, new comm ids), the ranks'
+//                     lines interleaved; --target-bytes sets its size, else
+//                     --steps the number of communicators
 //
 // Per-file layouts are written rank after rank; merged ones phase after phase
 // with the ranks' lines interleaved a few at a time, each rank's stdout and

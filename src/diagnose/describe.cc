@@ -92,9 +92,15 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   if (rule.builtin == "slow-host" && facts.slow_host) {
     const SlowHost& h = *facts.slow_host;
     char numbers[128];
+    std::string who = h.host.empty() ? "Rank " + culprits : "The ranks on " + h.host + " (rank " + culprits + ")";
+    if (!h.timer.empty()) {
+      std::snprintf(numbers, sizeof numbers, "%.2f ms, %.0f%% slower than the other ranks' %.2f ms", h.seconds * 1000,
+                    (h.seconds / h.others_seconds - 1) * 100, h.others_seconds * 1000);
+      return who + " took " + numbers + " in Megatron's " + h.timer +
+             " timer (its last report of every rank's times); every collective waits for the slowest.";
+    }
     std::snprintf(numbers, sizeof numbers, "%.2f s per step, %.0f%% slower than the other ranks' %.2f s",
                   h.seconds, (h.seconds / h.others_seconds - 1) * 100, h.others_seconds);
-    std::string who = h.host.empty() ? "Rank " + culprits : "The ranks on " + h.host + " (rank " + culprits + ")";
     return who + " stepped at " + numbers + " (their progress bars' rates); every collective waits for the slowest.";
   }
   if (rule.builtin == "slowdown" && facts.slowdown) {

@@ -255,6 +255,11 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   f.last_bars = std::move(bars).value();
   f.uneven_batches = find_uneven_batches(f.last_bars);
   f.slow_host = find_slow_host(f.last_bars);
+  if (!f.slow_host) {
+    auto timers = load_rank_timers(db, job_id, f.host_of_rank);
+    if (!timers) return timers.take_error();
+    f.slow_host = find_slow_host_in_timers(*timers);
+  }
   auto timed = load_timed_steps(db, job_id);
   if (!timed) return timed.take_error();
   f.slowdown = find_slowdown(*timed);

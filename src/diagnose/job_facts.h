@@ -87,6 +87,7 @@ struct SlowHost {
   std::vector<int> ranks;
   double seconds = 0, others_seconds = 0;  ///< median seconds per step, theirs and the rest's
   std::vector<Located> lines;
+  std::string timer;             ///< empty: from progress bars; else the Megatron timer compared
 };
 
 /// The job's step time rose and stayed up before it failed: from one rank's

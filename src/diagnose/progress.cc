@@ -1,11 +1,15 @@
 // src/diagnose/progress.cc
 #include "progress.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <tuple>
 
 #include "ncclpm/util/stats.h"
+#include "ncclpm/util/text.h"
 
 namespace ncclpm::diagnose {
 namespace {
@@ -138,9 +142,6 @@ std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
   return slowest;
 }
 
-}  // namespace ncclpm::diagnose
-
-namespace ncclpm::diagnose {
 
 Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t job_id) {
   auto stmt = db.prepare(
@@ -203,6 +204,73 @@ std::optional<Slowdown> find_slowdown(const std::vector<TimedStep>& steps) {
   s.lines = {steps[onset - 1].at, steps[onset].at};
   if (onset + 1 < n) s.lines.push_back(steps.back().at);
   return s;
+}
+
+
+namespace {
+
+// The line of a rank's value in its report: exact when the report's lines
+// were consecutive in the file (no other process's lines between them),
+// else the report's first line.
+int64_t value_line(int64_t first, int64_t last, const std::string& report, const std::string& timer, int rank) {
+  auto lines = util::split(report, '\n');
+  if (static_cast<int64_t>(lines.size()) != last - first + 1) return first;
+  static const RE2 rank_time(R"re(^\s*rank\s+(\d+):)re");
+  bool in_timer = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view t = util::trim(lines[i]);
+    if (t.ends_with(":") && !t.starts_with("rank")) in_timer = t == timer + ":";
+    int r = -1;
+    if (in_timer && RE2::PartialMatch(re2::StringPiece(lines[i].data(), lines[i].size()), rank_time, &r) && r == rank)
+      return first + static_cast<int64_t>(i);
+  }
+  return first;
+}
+
+}  // namespace
+
+Result<std::vector<ProgressBar>> load_rank_timers(store::Connection& db, int64_t job_id,
+                                                  const std::map<int, std::string>& host_of_rank) {
+  auto stmt = db.prepare(
+      "SELECT f.rel_path, e.line_no, v.rank, '', coalesce(e.ts_us, 0), v.timer, v.ms, e.end_line, e.text"
+      " FROM rank_timer_values v JOIN events e USING (event_id) JOIN files f USING (file_id)"
+      " WHERE v.event_id = (SELECT max(event_id) FROM rank_timer_values WHERE job_id = ?1 AND option = 'all')"
+      " AND v.ms > 0 AND v.rank IS NOT NULL"
+      " AND (v.timer GLOB '*-compute' OR v.timer IN ('batch-generator', 'optimizer-inner-step'))"
+      " ORDER BY v.timer, v.rank");
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+  std::vector<ProgressBar> out;
+  std::optional<Error> error;
+  while (stmt->step(&error)) {
+    ProgressBar b;
+    b.at = read_located(*stmt);
+    if (auto h = host_of_rank.find(b.at.rank); h != host_of_rank.end()) b.at.host = h->second;
+    b.label = b.at.text;
+    double ms = static_cast<double>(sqlite3_column_double(stmt->raw(), 6));
+    char text[160];
+    std::snprintf(text, sizeof text, "%s: rank %d: %.2f ms (Megatron times across ranks)", b.label.c_str(),
+                  b.at.rank, ms);
+    b.at.text = text;
+    b.at.line = value_line(b.at.line, stmt->column_int(7), stmt->column_text(8), b.label, b.at.rank);
+    b.seconds_per_step = ms / 1000;
+    out.push_back(std::move(b));
+  }
+  if (error) return std::move(*error);
+  return out;
+}
+
+std::optional<SlowHost> find_slow_host_in_timers(const std::vector<ProgressBar>& timers) {
+  std::optional<SlowHost> slowest;
+  for (auto& [timer, group] : by_label(timers)) {
+    std::vector<ProgressBar> one;
+    for (const ProgressBar* b : group) one.push_back(*b);
+    auto s = find_slow_host(one);
+    if (!s || (slowest && s->seconds / s->others_seconds <= slowest->seconds / slowest->others_seconds)) continue;
+    s->timer = timer;
+    slowest = std::move(s);
+  }
+  return slowest;
 }
 
 }  // namespace ncclpm::diagnose

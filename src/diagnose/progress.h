@@ -5,6 +5,7 @@
 // the rest (a straggler).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,18 @@ std::optional<UnevenBatches> find_uneven_batches(const std::vector<ProgressBar>&
 inline constexpr double kStragglerFactor = 1.2;
 
 std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars);
+
+/// Each rank's time in the timers of its own work (forward-compute,
+/// backward-compute, batch-generator, optimizer-inner-step) from the job's
+/// last Megatron report with a time per rank (`--timing-log-option all`), as
+/// bars: the timer is the label, its seconds the rate; the host is the rank's.
+Result<std::vector<ProgressBar>> load_rank_timers(store::Connection& db, int64_t job_id,
+                                                  const std::map<int, std::string>& host_of_rank);
+
+/// Of those timers, the one where a host (or rank) is slowest against the rest
+/// by kStragglerFactor or more. The others' waiting timers (grads-sync, recv)
+/// are not compared: the ranks that wait are the fast ones.
+std::optional<SlowHost> find_slow_host_in_timers(const std::vector<ProgressBar>& timers);
 
 /// One timed progress line of a rank's loop, in the order it was written.
 struct TimedStep {

@@ -27,6 +27,7 @@ const char* event_kind_name(EventKind k) {
     case EventKind::kStoreError: return "store_error";
     case EventKind::kFlightRecorder: return "flight_recorder";
     case EventKind::kTrainingProgress: return "training_progress";
+    case EventKind::kRankTimers: return "rank_timers";
     case EventKind::kCount_: break;
   }
   return "unknown";

@@ -135,6 +135,8 @@ void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical
     ok = true;
   } else if (block_owner != nullptr && block_owner->block && continue_traceback(line, f, *block_owner)) {
     ok = true;
+  } else if (recognize_rank_timers(line, f, s)) {
+    ok = true;
   } else if (f.producer == Producer::kNccl || starts(util::trim_left(f.body), "NCCL version ")) {
     ok = recognize_nccl(line, f, s);
   } else {
@@ -292,6 +294,25 @@ bool FileRecognizer::recognize_progress(const PhysicalLine& line, const Frame& f
   Event e = make_event(EventKind::kTrainingProgress, line, f);
   e.detail = std::move(*p);
   push(std::move(e), s);
+  return true;
+}
+
+// Megatron's timer report is one multi-line message of one rank: its header,
+// then the timers' lines, which say nothing on their own.
+bool FileRecognizer::recognize_rank_timers(const PhysicalLine& line, const Frame& f, Stream& s) {
+  if (s.timer_report >= 0) {
+    Event* report = event_at(s.timer_report);
+    if (report != nullptr && parse_rank_timer_line(f.body, s.timer, std::get<RankTimers>(report->detail)) &&
+        attach(s.timer_report, line, f.body))
+      return true;
+    s.timer_report = -1;
+  }
+  auto option = parse_rank_timers_header(f.body);
+  if (!option) return false;
+  Event e = make_event(EventKind::kRankTimers, line, f);
+  e.detail = RankTimers{*option, {}};
+  s.timer_report = push(std::move(e), s);
+  s.timer.clear();
   return true;
 }
 

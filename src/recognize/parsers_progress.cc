@@ -10,6 +10,7 @@
 
 #include "match.h"
 #include "ncclpm/recognize/parsers.h"
+#include "ncclpm/util/text.h"
 
 namespace ncclpm::recognize {
 namespace {
@@ -75,6 +76,44 @@ std::optional<TrainingProgress> parse_training_progress(std::string_view body) {
   if (body.find("'epoch': ") != std::string_view::npos) return parse_hf_metrics(body);
   if (body.find("iteration") != std::string_view::npos) return parse_megatron(body);
   return std::nullopt;
+}
+
+std::optional<std::string> parse_rank_timers_header(std::string_view body) {
+  std::string_view t = util::trim(body);
+  // A logger may put its own prefix before the report's first line.
+  if (t.ends_with("(min, max) time across ranks (ms):")) return "minmax";
+  if (t.ends_with("max time across ranks (ms):")) return "max";
+  if (t.ends_with("times across ranks (ms):")) return "all";
+  return std::nullopt;
+}
+
+bool parse_rank_timer_line(std::string_view body, std::string& timer, RankTimers& report) {
+  static const RE2 rank_time(R"re(^rank\s+(\d+): ([0-9.]+)$)re");
+  static const RE2 name(R"re(^([A-Za-z0-9_.-]+(?:[ /][A-Za-z0-9_.-]+)*):$)re");
+  static const RE2 min_max(R"re(^(\S+) \.*: \(([0-9.]+), ([0-9.]+)\)$)re");
+  static const RE2 max_only(R"re(^(\S+) \.*: ([0-9.]+)$)re");
+  std::string_view t = util::trim(body);
+  std::string rank, a, b, n;
+  RankTimerValue v;
+  if (report.option == "all" && !timer.empty() && RE2::FullMatch(sp(t), rank_time, &rank, &a)) {
+    v.timer = timer;
+    v.rank = std::atoi(rank.c_str());
+    v.ms = to_double(a);
+  } else if (report.option == "all" && RE2::FullMatch(sp(t), name, &n)) {
+    timer = n;
+    return true;
+  } else if (report.option == "minmax" && RE2::FullMatch(sp(t), min_max, &n, &a, &b)) {
+    v.timer = n;
+    v.min_ms = to_double(a);
+    v.max_ms = to_double(b);
+  } else if (report.option == "max" && RE2::FullMatch(sp(t), max_only, &n, &a)) {
+    v.timer = n;
+    v.ms = to_double(a);
+  } else {
+    return false;
+  }
+  report.values.push_back(std::move(v));
+  return true;
 }
 
 }  // namespace ncclpm::recognize

@@ -57,7 +57,7 @@ void remove_stale_temporaries(const fs::path& db_path) {
 
 struct IngestWriter::Statements {
   Statement file, event, version, env, comm, warn, trace, work, status, desync, mismatch,
-      traceback, exit, signal, progress, collective, unparsed, fr_entry, fr_status, finish;
+      traceback, exit, signal, progress, timers, collective, unparsed, fr_entry, fr_status, finish;
 };
 
 Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_path,
@@ -155,6 +155,7 @@ Status IngestWriter::prepare_statements() {
       {&st_->exit, "INSERT INTO process_exits VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->signal, "INSERT INTO signals_sent VALUES(?,?,?,?)"},
       {&st_->progress, "INSERT INTO training_progress VALUES(?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->timers, "INSERT INTO rank_timer_values VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->collective,
        "INSERT INTO collective_blocks(job_id, file_id, first_line, last_line, rows, rank_min, rank_max, data)"
        " VALUES(?,?,?,?,?,?,?,?)"},
@@ -296,6 +297,14 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
           return st_->progress.run({id, job_id_, d.source, text(d.label), text(d.unit), opt_int(d.step),
                                     opt_int(d.total), opt_real(d.seconds_per_step), opt_real(d.epoch),
                                     opt_real(d.loss)});
+        } else if constexpr (std::is_same_v<T, RankTimers>) {
+          auto opt_real = [](double v) { return v < 0 ? Value() : Value(v); };
+          for (const RankTimerValue& v : d.values) {
+            Status s = st_->timers.run({id, job_id_, d.option, v.timer, opt_int(v.rank), opt_real(v.ms),
+                                        opt_real(v.min_ms), opt_real(v.max_ms)});
+            if (!s) return s;
+          }
+          return Ok{};
         } else {
           return Ok{};
         }

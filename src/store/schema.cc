@@ -68,6 +68,10 @@ CREATE TABLE IF NOT EXISTS process_exits (
 CREATE TABLE IF NOT EXISTS training_progress (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, label TEXT, unit TEXT, step INTEGER,
   total INTEGER, seconds_per_step REAL, epoch REAL, loss REAL);
+-- Megatron-LM timer reports: one row per value (a rank's time, or a timer's range).
+CREATE TABLE IF NOT EXISTS rank_timer_values (
+  event_id INTEGER NOT NULL, job_id INTEGER, option TEXT, timer TEXT, rank INTEGER, ms REAL,
+  min_ms REAL, max_ms REAL);
 CREATE TABLE IF NOT EXISTS signals_sent (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, pid INTEGER, signal TEXT);
 -- NCCL COLL lines, encoded in blocks by the parsing threads (format in

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "ncclpm/util/text.h"
 #include "support/test_support.h"
 
 namespace ncclpm {
@@ -165,6 +166,51 @@ TEST(StepTime, ASteadyPaceWithOnePauseOrTooFewLinesIsNoSlowdown) {
     diagnose::Diagnosis d = diagnose_files(megatron_job(ms));
     EXPECT_EQ(find_rule(d, "step-time-slowdown"), nullptr) << ms.size() << " lines";
   }
+}
+
+// Megatron's last report of every rank's times (--timing-log-option all),
+// printed by the last rank: `slow_ms` for the ranks of gpu-b, 1000 ms for gpu-a's.
+std::map<std::string, std::string> megatron_timers_job(double slow_ms) {
+  std::map<std::string, std::string> files;
+  std::string report = "[rank7]: times across ranks (ms):\n";
+  for (const char* timer : {"forward-compute", "all-grads-sync"}) {
+    report += std::string("[rank7]:   ") + timer + ":\n";
+    for (int r = 0; r < 8; ++r) {
+      bool slow_host = r >= 4, compute = std::string(timer) == "forward-compute";
+      // The fast ranks wait for the slow ones in the gradient sync.
+      double ms = compute ? (slow_host ? slow_ms : 1000.0) : (slow_host ? 20.0 : 20.0 + slow_ms - 1000.0);
+      char line[96];
+      std::snprintf(line, sizeof line, "[rank7]:      rank %2d: %.2f\n", r, ms);
+      report += line;
+    }
+  }
+  for (int r = 0; r < 8; ++r) {
+    std::string text = init_line(r < 4 ? "gpu-a" : "gpu-b", r, 8);
+    for (std::string_view l : util::split(text, '\n'))
+      if (!l.empty()) files["console.log"] += "[rank" + std::to_string(r) + "]:" + std::string(l) + "\n";
+  }
+  files["console.log"] += report;
+  for (int r = 0; r < 4; ++r) files["console.log"] += watchdog_line(r, 777);
+  return files;
+}
+
+TEST(RankTimers, AHostWhoseComputeTimersAreThirtyPercentSlowerIsTheStraggler) {
+  diagnose::Diagnosis d = diagnose_files(megatron_timers_job(1300.0));
+  const diagnose::Finding* top = first_root(d);
+  ASSERT_NE(top, nullptr);
+  EXPECT_EQ(top->rule, "slow-host-progress");
+  EXPECT_EQ(top->category, "straggler");
+  EXPECT_EQ(top->culprit_hosts, std::vector<std::string>{"gpu-b"});
+  EXPECT_EQ(top->culprit_ranks, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_NE(top->summary.find("The ranks on gpu-b (rank 4-7) took 1300.00 ms, 30% slower than the other ranks' "
+                              "1000.00 ms in Megatron's forward-compute timer"),
+            std::string::npos)
+      << top->summary;
+}
+
+TEST(RankTimers, EvenComputeTimersNameNoStraggler) {
+  diagnose::Diagnosis d = diagnose_files(megatron_timers_job(1050.0));
+  for (const auto& f : d.findings) EXPECT_NE(f.rule, "slow-host-progress") << f.summary;
 }
 
 }  // namespace

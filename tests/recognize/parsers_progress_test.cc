@@ -77,5 +77,48 @@ TEST(ProgressParse, LinesThatOnlyLookLikeProgress) {
   EXPECT_FALSE(parse_training_progress(""));
 }
 
+// megatron/core/timers.py prints its report in three shapes, one per
+// --timing-log-option; the lines are given here as the logger writes them.
+TEST(RankTimersParse, EachTimingLogOptionReadsItsLines) {
+  EXPECT_EQ(parse_rank_timers_header("times across ranks (ms):"), "all");
+  EXPECT_EQ(parse_rank_timers_header("(min, max) time across ranks (ms):"), "minmax");
+  EXPECT_EQ(parse_rank_timers_header("max time across ranks (ms):"), "max");
+  EXPECT_EQ(parse_rank_timers_header("[2024-05-01 10:00:00] times across ranks (ms):"), "all");
+  EXPECT_FALSE(parse_rank_timers_header("times across ranks (ms): 12"));
+  EXPECT_FALSE(parse_rank_timers_header("elapsed time per iteration (ms): 1000.0"));
+
+  RankTimers all{"all", {}};
+  std::string timer;
+  EXPECT_TRUE(parse_rank_timer_line("  forward-compute:", timer, all));
+  EXPECT_EQ(timer, "forward-compute");
+  EXPECT_TRUE(parse_rank_timer_line("     rank  0: 1012.34", timer, all));
+  EXPECT_TRUE(parse_rank_timer_line("     rank 12: 1300.00", timer, all));
+  EXPECT_TRUE(parse_rank_timer_line("  backward-compute:", timer, all));
+  EXPECT_TRUE(parse_rank_timer_line("     rank  0: 2000.5", timer, all));
+  ASSERT_EQ(all.values.size(), 3u);
+  EXPECT_EQ(all.values[1].timer, "forward-compute");
+  EXPECT_EQ(all.values[1].rank, 12);
+  EXPECT_DOUBLE_EQ(all.values[1].ms, 1300.0);
+  EXPECT_EQ(all.values[2].timer, "backward-compute");
+  EXPECT_FALSE(parse_rank_timer_line(" iteration      100/    1000 | consumed samples: 6400 |", timer, all));
+
+  RankTimers minmax{"minmax", {}};
+  EXPECT_TRUE(parse_rank_timer_line(
+      "    forward-backward ...............................: (1234.56, 2345.67)", timer, minmax));
+  EXPECT_TRUE(parse_rank_timer_line(
+      "    forward-backward-send-forward-backward-recv ....: (0.01, 0.05)", timer, minmax));
+  ASSERT_EQ(minmax.values.size(), 2u);
+  EXPECT_EQ(minmax.values[0].timer, "forward-backward");
+  EXPECT_DOUBLE_EQ(minmax.values[0].min_ms, 1234.56);
+  EXPECT_DOUBLE_EQ(minmax.values[0].max_ms, 2345.67);
+  EXPECT_EQ(minmax.values[0].rank, -1);
+  EXPECT_FALSE(parse_rank_timer_line("     rank  0: 1012.34", timer, minmax)) << "not a minmax line";
+
+  RankTimers max{"max", {}};
+  EXPECT_TRUE(parse_rank_timer_line("    optimizer ......................................: 45.60", timer, max));
+  ASSERT_EQ(max.values.size(), 1u);
+  EXPECT_DOUBLE_EQ(max.values[0].ms, 45.6);
+}
+
 }  // namespace
 }  // namespace ncclpm::recognize

@@ -37,6 +37,7 @@ enum class EventKind : uint8_t {
   kStoreError,         ///< TCPStore / rendezvous errors (a cascade symptom)
   kFlightRecorder,     ///< a Flight Recorder dump file (its entries go to their own table)
   kTrainingProgress,   ///< a progress bar, a Trainer metrics dict, a Megatron iteration line
+  kRankTimers,         ///< Megatron's timers across ranks: "times across ranks (ms):" and its lines
   kCount_
 };
 const char* event_kind_name(EventKind k);
@@ -143,9 +144,24 @@ struct TrainingProgress {
   double epoch = -1, loss = -1;  ///< -1: not said
 };
 
+/// One value of a Megatron timer report (megatron/core/timers.py). With
+/// `--timing-log-option all` each rank's time; with `minmax` the range over
+/// ranks; with `max` the slowest rank's time.
+struct RankTimerValue {
+  std::string timer;   ///< forward-compute, backward-compute, batch-generator, ...
+  int rank = -1;       ///< the rank it is of ("all"); -1 for min/max values
+  double ms = -1;      ///< the rank's time ("all") or the max ("max")
+  double min_ms = -1, max_ms = -1;  ///< "minmax"
+};
+
+struct RankTimers {
+  std::string option;  ///< all, minmax, max: Megatron's --timing-log-option
+  std::vector<RankTimerValue> values;
+};
+
 using Detail = std::variant<std::monostate, NcclVersion, EnvSetting, CommInfo, NcclWarning,
                             ErrorTrace, WorkRecord, PgStatus, DesyncReport, Mismatch, Traceback,
-                            ProcessExit, SignalSent, TrainingProgress>;
+                            ProcessExit, SignalSent, TrainingProgress, RankTimers>;
 
 struct Event {
   EventKind kind = EventKind::kNcclVersion;

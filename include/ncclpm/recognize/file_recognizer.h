@@ -62,6 +62,8 @@ class FileRecognizer {
   struct Stream {
     int64_t last_event = -1;  // absolute index of the stream's latest event
     std::unique_ptr<Block> block;  // an open Python traceback
+    int64_t timer_report = -1;     // an open Megatron timer report (its event)
+    std::string timer;             // the timer its next rank lines are of
   };
 
   std::string stream_key(const frame::Frame& f) const;
@@ -74,6 +76,7 @@ class FileRecognizer {
   bool recognize_nccl(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_pytorch(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_launcher(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool recognize_rank_timers(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_progress(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);

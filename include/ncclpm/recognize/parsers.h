@@ -51,6 +51,16 @@ std::optional<EventKind> classify_pytorch_message(std::string_view body);
 /// iteration (ms): 1234.5 | ... lm loss: 2.1E+00 |`). nullopt for anything else.
 std::optional<TrainingProgress> parse_training_progress(std::string_view body);
 
+/// The first line of a Megatron-LM timer report (megatron/core/timers.py):
+/// "times across ranks (ms):" -> "all", "(min, max) time across ranks (ms):"
+/// -> "minmax", "max time across ranks (ms):" -> "max"; nullopt otherwise.
+std::optional<std::string> parse_rank_timers_header(std::string_view body);
+/// A following line of the report: a timer's name ("  forward-compute:",
+/// becomes `timer`), a rank's time under it ("     rank  3: 1234.56"), or a
+/// timer with its range or maximum ("    forward-compute ....: (12.30, 45.60)").
+/// Adds what it reads to `report`; false when the line is not of the report.
+bool parse_rank_timer_line(std::string_view body, std::string& timer, RankTimers& report);
+
 // --- launchers (log-formats C, D) -------------------------------------------
 std::optional<ProcessExit> parse_process_exit(std::string_view body);      // C.2, D
 std::optional<SignalSent> parse_signal_sent(std::string_view body);        // C.2
