@@ -393,10 +393,11 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
     auto lead = earliest_error_lead(*errors, facts);
     // A catalogued cause says more than the symptom; a line named only by its
     // words or by a report of another failure says less than a hang PyTorch
-    // itself reported: then that hang is the diagnosis.
+    // itself reported (a collective's timeout, a stuck watchdog, a wait on the
+    // c10d store that gave up): then that hang is the diagnosis.
     Finding* hang = nullptr;
     for (Finding& f : findings)
-      if ((f.category == "collective_timeout" || f.category == "watchdog_stuck") &&
+      if ((f.category == "collective_timeout" || f.category == "watchdog_stuck" || f.category == "init_failure") &&
           (hang == nullptr || f.confidence > hang->confidence))
         hang = &f;
     if (hang != nullptr && !(lead && lead->catalogued_cause)) {
