@@ -37,28 +37,25 @@ std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& ba
 }  // namespace
 
 Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id) {
-  auto stmt = db.prepare(
+  const char* sql =
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, coalesce(p.label, ''),"
       " p.step, p.total, coalesce(p.seconds_per_step, -1)"
       " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
       " WHERE e.event_id IN (SELECT max(event_id) FROM training_progress p JOIN events e USING (event_id)"
       "   WHERE p.job_id = ?1 AND e.rank IS NOT NULL AND p.source = 'tqdm' AND coalesce(p.unit, 'it') = 'it'"
       "   AND p.step IS NOT NULL AND p.total > 0 GROUP BY e.rank, coalesce(p.label, ''))"
-      " ORDER BY e.rank");
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+      " ORDER BY e.rank";
   std::vector<ProgressBar> out;
-  std::optional<Error> error;
-  while (stmt->step(&error)) {
+  Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
     ProgressBar b;
-    b.at = read_located(*stmt);
-    b.label = stmt->column_text(6);
-    b.step = stmt->column_int(7);
-    b.total = stmt->column_int(8);
-    b.seconds_per_step = static_cast<double>(sqlite3_column_double(stmt->raw(), 9));
+    b.at = read_located(row);
+    b.label = row.column_text(6);
+    b.step = row.column_int(7);
+    b.total = row.column_int(8);
+    b.seconds_per_step = sqlite3_column_double(row.raw(), 9);
     out.push_back(std::move(b));
-  }
-  if (error) return std::move(*error);
+  });
+  if (!read) return read.take_error();
   return out;
 }
 
@@ -144,27 +141,24 @@ std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
 
 
 Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t job_id) {
-  auto stmt = db.prepare(
+  const char* sql =
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text,"
       " CASE WHEN p.source = 'megatron' THEN 'iteration' ELSE coalesce(p.label, '') END, p.source,"
       " coalesce(p.step, -1), p.seconds_per_step"
       " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
       " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'"
-      " ORDER BY e.event_id");
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+      " ORDER BY e.event_id";
   // One stream per rank, loop and source; the longest says most.
   std::map<std::tuple<int, std::string, std::string>, std::vector<TimedStep>> streams;
-  std::optional<Error> error;
-  while (stmt->step(&error)) {
+  Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
     TimedStep t;
-    t.at = read_located(*stmt);
-    t.label = stmt->column_text(6);
-    t.step = stmt->column_int(8);
-    t.seconds_per_step = static_cast<double>(sqlite3_column_double(stmt->raw(), 9));
-    streams[{t.at.rank, t.label, stmt->column_text(7)}].push_back(std::move(t));
-  }
-  if (error) return std::move(*error);
+    t.at = read_located(row);
+    t.label = row.column_text(6);
+    t.step = row.column_int(8);
+    t.seconds_per_step = sqlite3_column_double(row.raw(), 9);
+    streams[{t.at.rank, t.label, row.column_text(7)}].push_back(std::move(t));
+  });
+  if (!read) return read.take_error();
   std::vector<TimedStep> longest;
   for (auto& [key, steps] : streams)
     if (steps.size() > longest.size()) longest = std::move(steps);
@@ -231,32 +225,29 @@ int64_t value_line(int64_t first, int64_t last, const std::string& report, const
 
 Result<std::vector<ProgressBar>> load_rank_timers(store::Connection& db, int64_t job_id,
                                                   const std::map<int, std::string>& host_of_rank) {
-  auto stmt = db.prepare(
+  const char* sql =
       "SELECT f.rel_path, e.line_no, v.rank, '', coalesce(e.ts_us, 0), v.timer, v.ms, e.end_line, e.text"
       " FROM rank_timer_values v JOIN events e USING (event_id) JOIN files f USING (file_id)"
       " WHERE v.event_id = (SELECT max(event_id) FROM rank_timer_values WHERE job_id = ?1 AND option = 'all')"
       " AND v.ms > 0 AND v.rank IS NOT NULL"
       " AND (v.timer GLOB '*-compute' OR v.timer IN ('batch-generator', 'optimizer-inner-step'))"
-      " ORDER BY v.timer, v.rank");
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
+      " ORDER BY v.timer, v.rank";
   std::vector<ProgressBar> out;
-  std::optional<Error> error;
-  while (stmt->step(&error)) {
+  Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
     ProgressBar b;
-    b.at = read_located(*stmt);
+    b.at = read_located(row);
     if (auto h = host_of_rank.find(b.at.rank); h != host_of_rank.end()) b.at.host = h->second;
-    b.label = b.at.text;
-    double ms = static_cast<double>(sqlite3_column_double(stmt->raw(), 6));
+    b.label = b.at.text;  // the timer's name
+    double ms = sqlite3_column_double(row.raw(), 6);
     char text[160];
     std::snprintf(text, sizeof text, "%s: rank %d: %.2f ms (Megatron times across ranks)", b.label.c_str(),
                   b.at.rank, ms);
     b.at.text = text;
-    b.at.line = value_line(b.at.line, stmt->column_int(7), stmt->column_text(8), b.label, b.at.rank);
+    b.at.line = value_line(b.at.line, row.column_int(7), row.column_text(8), b.label, b.at.rank);
     b.seconds_per_step = ms / 1000;
     out.push_back(std::move(b));
-  }
-  if (error) return std::move(*error);
+  });
+  if (!read) return read.take_error();
   return out;
 }
 

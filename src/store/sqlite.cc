@@ -162,4 +162,15 @@ Result<int64_t> Connection::scalar_int(std::string_view sql, const std::vector<V
   return int64_t{0};
 }
 
+Status Connection::each_row(std::string_view sql, const std::vector<Value>& values,
+                            const std::function<void(const Statement&)>& on_row) {
+  auto stmt = prepare(sql);
+  if (!stmt) return stmt.take_error();
+  if (Status s = stmt->bind_all(values); !s) return s;
+  std::optional<Error> err;
+  while (stmt->step(&err)) on_row(*stmt);
+  if (err) return *err;
+  return Ok{};
+}
+
 }  // namespace ncclpm::store

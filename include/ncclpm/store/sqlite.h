@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,9 @@ class Connection {
   Result<Statement> prepare(std::string_view sql);
   /// First column of the first row of `sql`, as an integer (0 when no row).
   Result<int64_t> scalar_int(std::string_view sql, const std::vector<Value>& values = {});
+  /// Runs `sql` with `values` bound and calls `on_row` for each row.
+  Status each_row(std::string_view sql, const std::vector<Value>& values,
+                  const std::function<void(const Statement&)>& on_row);
   int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   const std::string& path() const { return path_; }
   sqlite3* raw() const { return db_; }
