@@ -88,7 +88,7 @@ std::optional<std::string> parse_rank_timers_header(std::string_view body) {
 }
 
 bool parse_rank_timer_line(std::string_view body, std::string& timer, RankTimers& report) {
-  static const RE2 rank_time(R"re(^rank\s+(\d+): ([0-9.]+)$)re");
+  static const RE2 rank_time(R"re(^rank\s+(\d{1,7}): ([0-9.]+)$)re");
   static const RE2 name(R"re(^([A-Za-z0-9_.-]+(?:[ /][A-Za-z0-9_.-]+)*):$)re");
   static const RE2 min_max(R"re(^(\S+) \.*: \(([0-9.]+), ([0-9.]+)\)$)re");
   static const RE2 max_only(R"re(^(\S+) \.*: ([0-9.]+)$)re");
