@@ -107,7 +107,11 @@ bool is_cascade_exception(const std::string& what) {
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   JobFacts f;
   f.job_id = job_id;
-  std::string from_events = std::string(" FROM events e JOIN files f USING (file_id) ");
+  // A typed table is small, events may hold millions of NCCL start-up lines:
+  // CROSS JOIN makes SQLite walk the typed rows and look their events up.
+  auto rows_of = [](const char* typed_table) {
+    return std::string(" FROM ") + typed_table + " CROSS JOIN events e USING (event_id) JOIN files f USING (file_id) ";
+  };
 
   Status s = each_row(db,
       "SELECT rank, host, count(*) FROM (SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL"
@@ -124,8 +128,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   s = each_row(db,
       std::string("SELECT ") + kLocatedColumns +
           ", e.pg_id, e.pg_desc, e.pg_rank, w.seq, w.op_type, w.numel_in, w.numel_out, w.timeout_ms,"
-          " w.ran_for_ms" + from_events + "JOIN work_records w USING (event_id)"
-          " WHERE e.job_id = ?1 AND w.context = 'watchdog_timeout' ORDER BY e.ts_us, f.rel_path, e.line_no",
+          " w.ran_for_ms" + rows_of("work_records w") +
+          "WHERE e.job_id = ?1 AND w.context = 'watchdog_timeout' ORDER BY e.ts_us, f.rel_path, e.line_no",
       job_id, [&](const store::Statement& r) {
         TimeoutRecord t;
         t.at = read_located(r);
@@ -143,8 +147,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
 
   s = each_row(db,
       std::string("SELECT ") + kLocatedColumns +
-          ", e.pg_id, e.pg_desc, p.seq, p.last_enqueued, p.last_completed, p.wording" + from_events +
-          "JOIN pg_status p USING (event_id) WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
+          ", e.pg_id, e.pg_desc, p.seq, p.last_enqueued, p.last_completed, p.wording" + rows_of("pg_status p") +
+          "WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
       job_id, [&](const store::Statement& r) {
         StatusRecord st;
         st.at = read_located(r);
@@ -161,8 +165,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   // group throws at everyone) and exits by a signal other than the
   // launcher's SIGTERM.
   s = each_row(db,
-      std::string("SELECT ") + kLocatedColumns + ", t.exc_type, t.exc_message" + from_events +
-          "JOIN tracebacks t USING (event_id) WHERE e.job_id = ?1",
+      std::string("SELECT ") + kLocatedColumns + ", t.exc_type, t.exc_message" + rows_of("tracebacks t") +
+          "WHERE e.job_id = ?1",
       job_id, [&](const store::Statement& r) {
         Failure fl;
         fl.at = read_located(r);
@@ -175,8 +179,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
       });
   if (!s) return s.take_error();
   s = each_row(db,
-      std::string("SELECT ") + kLocatedColumns + ", x.exit_code, x.signal, x.source, x.rank" + from_events +
-          "JOIN process_exits x USING (event_id) WHERE e.job_id = ?1 AND x.exit_code IS NOT NULL AND x.exit_code != 0",
+      std::string("SELECT ") + kLocatedColumns + ", x.exit_code, x.signal, x.source, x.rank" + rows_of("process_exits x") +
+          "WHERE e.job_id = ?1 AND x.exit_code IS NOT NULL AND x.exit_code != 0",
       job_id, [&](const store::Statement& r) {
         Failure fl;
         fl.at = read_located(r);
@@ -203,8 +207,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   if (!s) return s.take_error();
 
   s = each_row(db,
-      std::string("SELECT ") + kLocatedColumns + ", v.version, v.cuda" + from_events +
-          "JOIN nccl_versions v USING (event_id) WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
+      std::string("SELECT ") + kLocatedColumns + ", v.version, v.cuda" + rows_of("nccl_versions v") +
+          "WHERE e.job_id = ?1 ORDER BY f.rel_path, e.line_no",
       job_id, [&](const store::Statement& r) {
         std::string v = r.column_text(6);
         if (!r.column_text(7).empty()) v += "+cuda" + r.column_text(7);

@@ -1,6 +1,9 @@
 // src/store/sqlite.cc
 #include "ncclpm/store/sqlite.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "ncclpm/store/collective_blocks.h"
 
 namespace ncclpm::store {
@@ -98,6 +101,30 @@ std::string Statement::column_text(int i) const {
 
 void Statement::reset() { sqlite3_reset(stmt_); }
 
+namespace {
+
+// NCCLPM_SQL_PROFILE=MS prints every statement that ran MS milliseconds or
+// more to stderr, with its time: how bench/README.md finds where diagnose
+// and report spend theirs on a big database.
+int print_slow_statement(unsigned type, void* threshold_ns, void* stmt, void* elapsed_ns) {
+  auto ns = *static_cast<sqlite3_int64*>(elapsed_ns);
+  if (type != SQLITE_TRACE_PROFILE || ns < *static_cast<sqlite3_int64*>(threshold_ns)) return 0;
+  char* sql = sqlite3_expanded_sql(static_cast<sqlite3_stmt*>(stmt));
+  std::fprintf(stderr, "ncclpm sql %8.1f ms  %s\n", static_cast<double>(ns) / 1e6, sql != nullptr ? sql : "?");
+  sqlite3_free(sql);
+  return 0;
+}
+
+void trace_slow_statements(sqlite3* db) {
+  static sqlite3_int64 threshold_ns = [] {
+    const char* ms = std::getenv("NCCLPM_SQL_PROFILE");
+    return ms != nullptr && *ms != '\0' ? static_cast<sqlite3_int64>(std::atof(ms) * 1e6) : -1;
+  }();
+  if (threshold_ns >= 0) sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, print_slow_statement, &threshold_ns);
+}
+
+}  // namespace
+
 Result<Connection> Connection::open(const std::filesystem::path& path, bool read_only) {
   Connection c;
   c.path_ = path.string();
@@ -108,6 +135,7 @@ Result<Connection> Connection::open(const std::filesystem::path& path, bool read
     return Error::at(c.path_, "cannot open database: " + msg);
   }
   sqlite3_busy_timeout(c.db_, 5000);
+  trace_slow_statements(c.db_);
   // Every connection reads the collectives, stored in blocks (see collective_blocks.h).
   if (int reg = register_collective_table(c.db_); reg != SQLITE_OK)
     return Error::at(c.path_, std::string("cannot register the collectives table: ") + sqlite3_errstr(reg));
