@@ -12,6 +12,7 @@
 #include "alignment.h"
 #include "describe.h"
 #include "job_facts.h"
+#include "job_phases.h"
 #include "lead.h"
 #include "ncclpm/store/schema.h"
 #include "ncclpm/vocab/nccl_enums.h"
@@ -533,6 +534,10 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   auto skews = load_clock_skews(db, job_id);
   if (!skews) return skews.take_error();
   d.clock_skews = std::move(skews).value();
+  auto phases = load_job_phases(db, job_id, rules);
+  if (!phases) return phases.take_error();
+  d.phases = std::move(phases).value();
+  d.phase_at_hang = phase_at(d.phases, a.hang_start_ts);
   auto year = db.scalar_int("SELECT ref_year IS NOT NULL FROM jobs WHERE job_id = ?", {job_id});
   if (!year) return year.take_error();
   d.years_known = *year != 0;

@@ -36,6 +36,22 @@ Status store_rank_states(store::Connection& db, const Diagnosis& d) {
   return Ok{};
 }
 
+// The job's phases as the main process's markers lay them out, replaced with the findings.
+Status store_job_phases(store::Connection& db, const Diagnosis& d) {
+  auto del = db.prepare("DELETE FROM job_phases WHERE job_id = ?");
+  if (!del) return del.take_error();
+  if (Status s = del->run({d.job_id}); !s) return s;
+  auto ins = db.prepare("INSERT INTO job_phases VALUES(?,?,?,?,?,?,?,?,?)");
+  if (!ins) return ins.take_error();
+  for (const JobPhase& p : d.phases) {
+    bool at_hang = d.phase_at_hang && d.phase_at_hang->from_us == p.from_us && d.phase_at_hang->phase == p.phase;
+    Status s = ins->run({d.job_id, p.phase, p.from_us, store::opt_int(p.to_us == 0 ? -1 : p.to_us), p.marker.file,
+                         p.marker.line, store::opt_int(p.marker.rank), p.marker.text, int64_t{at_hang ? 1 : 0}});
+    if (!s) return s;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Status store_findings(store::Connection& db, Diagnosis& d) {
@@ -101,6 +117,7 @@ Status store_findings(store::Connection& db, Diagnosis& d) {
   if (!fill) return fail(fill.take_error());
   if (Status s = fill->run({d.job_id}); !s) return fail(std::move(s));
   if (Status s = store_rank_states(db, d); !s) return fail(std::move(s));
+  if (Status s = store_job_phases(db, d); !s) return fail(std::move(s));
   return db.exec("COMMIT");
 }
 

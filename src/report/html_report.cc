@@ -179,6 +179,11 @@ std::string timeline_json(const diagnose::Diagnosis& d, const Timeline& t) {
     w.end_array().end_object();
   }
   w.end_array();
+  w.key("phases").begin_array();
+  for (const Band& b : t.job_phases)
+    w.begin_object().key("label").value(b.label).key("from").value(b.from_us).key("to").value(b.to_us).key(
+        "why").value(b.why).end_object();
+  w.end_array();
   // [rank, last enqueued, last completed, timed out in]; -1 unknown
   w.key("progress").begin_array();
   for (const RankProgress& p : t.progress)

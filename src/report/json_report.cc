@@ -6,6 +6,7 @@
 
 #include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/report/report.h"
+#include "ncclpm/util/text.h"
 
 namespace ncclpm::report {
 
@@ -20,6 +21,22 @@ std::string format_time(int64_t ts_us) {
 std::string format_time(int64_t ts_us, bool year_known) {
   std::string s = format_time(ts_us);
   return year_known || s.size() < 5 ? s : s.substr(5);
+}
+
+std::string phase_at_hang_words(const diagnose::Diagnosis& d) {
+  if (!d.phase_at_hang) return {};
+  const diagnose::JobPhase& p = *d.phase_at_hang;
+  int64_t hang = 0;
+  for (const auto& f : d.findings)
+    if (f.collective && f.collective->hang_start_us != 0) {
+      hang = f.collective->hang_start_us;
+      break;
+    }
+  std::string who = p.marker.rank >= 0 ? "rank " + std::to_string(p.marker.rank) : "the main process";
+  return "When the collective began to hang" + (hang != 0 ? " (" + format_time(hang, d.years_known) + ")" : std::string()) +
+         ", the job was in " + p.phase + ": since " + format_time(p.from_us, d.years_known) + ", when " + who +
+         " printed '" + std::string(util::clip(util::trim(p.marker.text), 120)) + "' (" + p.marker.file + ":" +
+         std::to_string(p.marker.line) + ").";
 }
 
 std::string replay_command(const diagnose::Finding& f, const RenderOptions& o) {
@@ -109,6 +126,21 @@ void write_finding_json(util::JsonWriter& w, const diagnose::Finding& f, const R
   w.end_object();
 }
 
+static void write_phase_json(util::JsonWriter& w, const diagnose::JobPhase& p) {
+  w.begin_object();
+  w.key("phase").value(p.phase);
+  w.key("from").value(format_time(p.from_us));
+  w.key("to");
+  if (p.to_us != 0) w.value(format_time(p.to_us)); else w.null();
+  w.key("marker").begin_object();
+  w.key("file").value(p.marker.file);
+  w.key("line").value(p.marker.line);
+  w.key("rank").value_or_null(p.marker.rank);
+  w.key("text").value(p.marker.text);
+  w.end_object();
+  w.end_object();
+}
+
 std::string render_json(const diagnose::Diagnosis& d, const RenderOptions& o) {
   util::JsonWriter w;
   w.begin_object();
@@ -131,6 +163,11 @@ std::string render_json(const diagnose::Diagnosis& d, const RenderOptions& o) {
     w.end_object();
   }
   w.end_array();
+  w.key("phases").begin_array();
+  for (const auto& p : d.phases) write_phase_json(w, p);
+  w.end_array();
+  w.key("phase_at_hang");
+  if (d.phase_at_hang) write_phase_json(w, *d.phase_at_hang); else w.null();
   w.key("clock_skews").begin_array();
   for (const auto& c : d.clock_skews) {
     w.begin_object();

@@ -37,6 +37,7 @@ std::string render_markdown(const diagnose::Diagnosis& d, const RenderOptions& o
         << static_cast<int>(top->confidence * 100 + 0.5) << "%).\n\n" << top->summary << "\n\n";
   }
   for (const auto& c : d.clock_skews) out << c.words() << "\n\n";
+  if (std::string phase = phase_at_hang_words(d); !phase.empty()) out << phase << "\n\n";
   if (!d.timeline.empty()) {
     out << "## Timeline\n\n| time | rank | where | what |\n|---|---|---|---|\n";
     for (const auto& e : d.timeline)

@@ -107,6 +107,7 @@ std::string render_text(const diagnose::Diagnosis& d, const RenderOptions& o) {
     if (!f.root_cause && !o.verbose) continue;
     write_finding(out, f, index++, o, d.years_known);
   }
+  if (std::string phase = phase_at_hang_words(d); !phase.empty()) out << phase << "\n\n";
   write_rank_phases(out, d);
   if (!o.verbose) {
     bool header = false;

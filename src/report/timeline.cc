@@ -436,6 +436,10 @@ Result<Timeline> load_timeline(store::Connection& db, const diagnose::Diagnosis&
     if (!name.empty() || row.ranks > 0 || row.errors > 0) t.hosts.push_back(std::move(row));
   if (Status s = read_recurring_hosts(db, t); !s) return s.take_error();
   add_phase_bands(d, t);
+  for (const diagnose::JobPhase& p : d.phases)
+    t.job_phases.push_back(Band{p.phase, p.from_us, p.to_us != 0 ? p.to_us : std::max(t.end_us, p.from_us),
+                                p.marker.file + ":" + std::to_string(p.marker.line) + "  " +
+                                    std::string(util::clip(p.marker.text, 200))});
   return t;
 }
 

@@ -3,6 +3,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <set>
 #include <toml++/toml.h>
 
@@ -10,8 +11,6 @@
 
 namespace ncclpm::rules {
 namespace {
-
-
 
 const std::set<std::string> kKnownKeys = {
     "id",    "title", "category", "severity", "confidence", "root_cause", "patterns", "kinds",
@@ -121,9 +120,36 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
   return r;
 }
 
+PhaseMarker read_marker(const toml::table& t, const std::string& file, std::vector<Error>& problems) {
+  PhaseMarker m;
+  m.file = file;
+  m.line = line_of(t);
+  auto fail = [&](const toml::node* at, const std::string& msg, std::string hint = {}) {
+    problems.push_back(Error::at_line(file, at != nullptr ? line_of(*at) : m.line, msg, std::move(hint)));
+  };
+  for (const auto& [key, node] : t) {
+    std::string k(key.str());
+    if (k != "phase" && k != "edge" && k != "patterns" && k != "samples")
+      fail(&node, "marker: unknown key " + util::quoted(k), "known keys: phase edge patterns samples");
+  }
+  m.phase = t["phase"].value_or(std::string());
+  if (std::find(std::begin(kPhases), std::end(kPhases), m.phase) == std::end(kPhases))
+    fail(t.get("phase") != nullptr ? t.get("phase") : &t, "marker: phase " + util::quoted(m.phase) + " is not a job phase",
+         "one of: training, evaluation, generation, checkpoint save, data preparation, after training");
+  m.edge = t["edge"].value_or(std::string("begin"));
+  if (m.edge != "begin" && m.edge != "end") fail(t.get("edge"), "marker: edge must be \"begin\" or \"end\"");
+  std::string who = "marker of " + util::quoted(m.phase);
+  m.patterns = strings(t, "patterns", who, problems, file);
+  m.samples = strings(t, "samples", who, problems, file);
+  if (m.patterns.empty()) fail(&t, who + " has no 'patterns'");
+  if (m.samples.empty()) fail(&t, who + " has no 'samples'", "add a real log line it must match");
+  return m;
+}
+
 }  // namespace
 
-void load_rule_file(const std::filesystem::path& path, std::vector<Rule>& out, std::vector<Error>& problems) {
+void load_rule_file(const std::filesystem::path& path, std::vector<Rule>& out, std::vector<PhaseMarker>& markers,
+                    std::vector<Error>& problems) {
   std::string file = path.string();
   toml::table doc;
   try {
@@ -134,16 +160,20 @@ void load_rule_file(const std::filesystem::path& path, std::vector<Rule>& out, s
     return;
   }
   const toml::array* rules = doc["rule"].as_array();
-  if (rules == nullptr) {
-    problems.push_back(Error::at(file, "no [[rule]] tables in this file"));
+  const toml::array* marker_tables = doc["marker"].as_array();
+  if (rules == nullptr && marker_tables == nullptr) {
+    problems.push_back(Error::at(file, "no [[rule]] or [[marker]] tables in this file"));
     return;
   }
   for (const auto& [key, node] : doc)
-    if (key.str() != "rule")
+    if (key.str() != "rule" && key.str() != "marker")
       problems.push_back(Error::at_line(file, line_of(node), "unknown top-level key " + util::quoted(key.str())));
-  for (const toml::node& n : *rules) {
-    if (const toml::table* t = n.as_table()) out.push_back(read_rule(*t, file, problems));
-  }
+  if (rules != nullptr)
+    for (const toml::node& n : *rules)
+      if (const toml::table* t = n.as_table()) out.push_back(read_rule(*t, file, problems));
+  if (marker_tables != nullptr)
+    for (const toml::node& n : *marker_tables)
+      if (const toml::table* t = n.as_table()) markers.push_back(read_marker(*t, file, problems));
 }
 
 }  // namespace ncclpm::rules

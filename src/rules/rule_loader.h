@@ -12,8 +12,9 @@
 
 namespace ncclpm::rules {
 
-/// Appends the rules of `file` to `out` and every problem found to `problems`.
-void load_rule_file(const std::filesystem::path& file, std::vector<Rule>& out,
+/// Appends the rules and phase markers of `file` to `rules` and `markers`,
+/// and every problem found to `problems`.
+void load_rule_file(const std::filesystem::path& file, std::vector<Rule>& rules, std::vector<PhaseMarker>& markers,
                     std::vector<Error>& problems);
 
 }  // namespace ncclpm::rules

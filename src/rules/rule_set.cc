@@ -20,6 +20,8 @@ struct RuleSet::Compiled {
   std::vector<int> rule_of_pattern;                  // set index -> rule index
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> per_rule;  // rule index -> its patterns
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> unless;    // rule index -> its exclusions
+  re2::RE2::Set markers{re2::RE2::Options(), re2::RE2::UNANCHORED};
+  std::vector<int> marker_of_pattern;                // marker set index -> marker index
 };
 
 RuleSet::RuleSet() : compiled_(std::make_unique<Compiled>()) {}
@@ -54,11 +56,31 @@ std::string first_line_of_error(const std::string& s) { return s.substr(0, s.fin
 
 }  // namespace
 
+void RuleSet::compile_markers(RuleSet& set, std::vector<Error>& problems) {
+  Compiled& c = *set.compiled_;
+  for (size_t i = 0; i < set.markers_.size(); ++i) {
+    const PhaseMarker& m = set.markers_[i];
+    for (const std::string& p : m.patterns) {
+      std::string err;
+      if (c.markers.Add(p, &err) < 0) {
+        problems.push_back(Error::at_line(m.file, m.line,
+                                          "pattern of the marker of " + util::quoted(m.phase) +
+                                              " does not compile: " + first_line_of_error(err),
+                                          "patterns use RE2 syntax; look-behind and back-references are not supported"));
+        continue;
+      }
+      c.marker_of_pattern.push_back(static_cast<int>(i));
+    }
+  }
+  if (!c.marker_of_pattern.empty() && !c.markers.Compile())
+    problems.push_back(Error::plain("the marker patterns do not fit in memory together"));
+}
+
 Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& dirs) {
   std::vector<Error> problems;
   RuleSet set;
   for (const fs::path& dir : dirs)
-    for (const fs::path& file : rule_files(dir, problems)) load_rule_file(file, set.rules_, problems);
+    for (const fs::path& file : rule_files(dir, problems)) load_rule_file(file, set.rules_, set.markers_, problems);
 
   std::map<std::string, const Rule*> seen;
   for (const Rule& r : set.rules_) {
@@ -107,6 +129,7 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
     if (r.version) compiles(r, r.version->pattern, "version pattern");
   }
   if (!c.set.Compile()) problems.push_back(Error::plain("the rule patterns do not fit in memory together"));
+  compile_markers(set, problems);
 
   // Rules test themselves: their samples must agree with their patterns.
   for (size_t i = 0; i < set.rules_.size() && problems.empty(); ++i) {
@@ -120,6 +143,13 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
         problems.push_back(Error::at_line(r.file, r.line,
                                           "rule " + util::quoted(r.id) + ": no_match sample matches: " + util::quoted(s)));
   }
+  for (const PhaseMarker& m : set.markers_)
+    for (const std::string& sample : m.samples)
+      if (problems.empty() && set.match_marker(sample) != &m)
+        problems.push_back(Error::at_line(m.file, m.line,
+                                          "marker of " + util::quoted(m.phase) + ": sample " + util::quoted(sample) +
+                                              " is not recognized as this marker",
+                                          "a marker earlier in file order may take it first"));
   auto catalog = vocab::Catalog::load(dirs);
   if (!catalog) {
     problems.insert(problems.end(), catalog.error().begin(), catalog.error().end());
@@ -151,6 +181,15 @@ bool RuleSet::rule_excludes(size_t index, std::string_view line) const {
   for (const auto& re : compiled_->unless[index])
     if (re2::RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re)) return true;
   return false;
+}
+
+const PhaseMarker* RuleSet::match_marker(std::string_view line) const {
+  std::vector<int> patterns;
+  if (compiled_->marker_of_pattern.empty() ||
+      !compiled_->markers.Match(re2::StringPiece(line.data(), line.size()), &patterns))
+    return nullptr;
+  int first = compiled_->marker_of_pattern[static_cast<size_t>(*std::min_element(patterns.begin(), patterns.end()))];
+  return &markers_[static_cast<size_t>(first)];
 }
 
 bool RuleSet::rule_matches(size_t index, std::string_view line) const {

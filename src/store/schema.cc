@@ -109,6 +109,9 @@ CREATE TABLE IF NOT EXISTS clock_offsets (
 CREATE TABLE IF NOT EXISTS rank_states (
   job_id INTEGER NOT NULL, rank INTEGER NOT NULL, host TEXT, role TEXT, phase TEXT,
   last_enqueued INTEGER, last_completed INTEGER, PRIMARY KEY (job_id, rank));
+CREATE TABLE IF NOT EXISTS job_phases (
+  job_id INTEGER NOT NULL, phase TEXT NOT NULL, from_us INTEGER NOT NULL, to_us INTEGER,
+  file TEXT, line_no INTEGER, rank INTEGER, text TEXT, at_hang INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS replays (
   replay_id INTEGER PRIMARY KEY, finding_id INTEGER REFERENCES findings, job_id INTEGER,
   created_at TEXT, plan TEXT, environment TEXT, devices TEXT, nccl_version TEXT,
@@ -175,6 +178,14 @@ Status check_or_create_schema(Connection& db, bool create) {
                      "use the ncclpm that wrote it, or a newer one");
   }
   if (*version == kSchemaVersion) return Ok{};
+  // Version 4 only added job_phases, which diagnose fills: a version 3
+  // database gets it in place (a read-only one is read as it is; diagnose
+  // stores nothing there).
+  if (*version == 3) {
+    if (sqlite3_db_readonly(db.raw(), "main") == 1) return Ok{};
+    if (Status s = db.exec(schema_sql()); !s) return s;  // every statement is IF NOT EXISTS
+    return db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  }
   // Version 1 stored one row per collective, version 2 no severity of the
   // lines no parser knows: both need the logs read again.
   if (*version >= 1) {

@@ -230,7 +230,7 @@ TEST(BadInput, DatabaseFromNewerSchemaIsRefusedAndUntouched) {
   std::string before = read_file(t / "new.db");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "new.db").string()});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (3)"),
+  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (4)"),
             std::string::npos) << r.err;
   EXPECT_EQ(read_file(t / "new.db"), before);
 }
@@ -253,7 +253,7 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
     auto r = run_ncclpm(args);
     EXPECT_EQ(r.exit_code, 1) << command;
     EXPECT_NE(r.err.find("old.db: database has schema version " + version +
-                         ", from an older ncclpm; this one reads version 3"),
+                         ", from an older ncclpm; this one reads version 4"),
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("ingest the logs again into a new database"), std::string::npos) << r.err;
@@ -263,6 +263,28 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
 
 // Version 1 kept one row per collective, version 2 no severity of unparsed lines.
 INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2));
+
+// Version 3 lacked only job_phases, which diagnose fills: such a database is
+// brought up to date in place, its data kept.
+TEST(BadInput, AVersionThreeDatabaseGainsTheJobPhasesTableInPlace) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "v3.db").string(), "--quiet"});
+  ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
+  {
+    auto db = store::Connection::open(t / "v3.db", false);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("DROP TABLE job_phases; PRAGMA user_version = 3"));
+  }
+  auto r = run_ncclpm({"diagnose", "--db", (t / "v3.db").string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("watchdog"), std::string::npos) << r.out;
+  auto db = store::Connection::open(t / "v3.db", true);
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*db->scalar_int("PRAGMA user_version"), 4);
+  EXPECT_EQ(*db->scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'job_phases'"), 1);
+  EXPECT_GT(*db->scalar_int("SELECT count(*) FROM events"), 0);
+}
 
 TEST(BadInput, CancelledIngestWritesNothing) {
   TempDir t;

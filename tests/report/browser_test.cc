@@ -65,7 +65,7 @@ std::string body_attr(const std::string& dom, const std::string& name) {
 }
 
 struct Expected {
-  size_t lanes = 0, culprit_lanes = 0, findings = 0;
+  size_t lanes = 0, culprit_lanes = 0, findings = 0, job_phases = 0;
 };
 
 // What the page should show, from the same database the page was made from.
@@ -91,6 +91,7 @@ Expected expected_from(const fs::path& db_path) {
   e.lanes = t->lanes.size();
   for (const report::Lane& l : t->lanes) e.culprit_lanes += l.culprit ? 1 : 0;
   e.findings = d->findings.size();
+  if (t->start_us > 0 && t->end_us > t->start_us) e.job_phases = t->job_phases.size();  // drawn when timed
   return e;
 }
 
@@ -116,6 +117,24 @@ TEST_P(BrowserReport, RendersWithoutAConsoleMessageAndShowsWhatTheDatabaseHolds)
   EXPECT_EQ(count(got.dom, "<g class=\"lane[\" ]"), want.lanes);
   EXPECT_EQ(count(got.dom, "<g class=\"lane culprit"), want.culprit_lanes);
   EXPECT_EQ(count(got.dom, "<article class=\"finding "), want.findings);
+  EXPECT_EQ(count(got.dom, "<rect [^>]*class=\"phase "), want.job_phases);
+}
+
+// The save-phase fixture's Trainer and DeepSpeed lines lay out its phases:
+// the strip above the lanes must show them, the last one the save.
+TEST(BrowserReport, TheJobsPhasesAreAStripAboveTheLanes) {
+  std::string chromium = browser();
+  ASSERT_FALSE(chromium.empty()) << "no Chromium: scripts/install-deps.sh installs it (Debian package chromium)";
+  testing::TempDir dir;
+  fs::path logs = testing::source_path("fixtures/incidents/save-phase-stall-torchrun-logdir/logs");
+  fs::path db = dir / "j.db", page = dir / "report.html";
+  ASSERT_EQ(testing::run_ncclpm({"ingest", logs.string(), "--db", db.string()}).exit_code, 0);
+  ASSERT_EQ(testing::run_ncclpm({"report", "--db", db.string(), "--html", page.string()}).exit_code, 0);
+  Loaded got = load(chromium, page, dir.path());
+  ASSERT_EQ(got.exit_code, 0) << "chromium failed or timed out";
+  EXPECT_EQ(count(got.dom, "<rect [^>]*data-phase=\"checkpoint save\""), 3u);
+  EXPECT_EQ(count(got.dom, "<rect [^>]*data-phase=\"training\""), 3u);
+  EXPECT_NE(got.dom.find("job phase (main process)"), std::string::npos);
 }
 
 std::vector<std::string> incidents() {

@@ -71,6 +71,16 @@ struct ClockSkew {
   std::string words() const;  ///< one sentence for the reports
 };
 
+/// A stretch of time in which the job's main process said it was in one
+/// phase (rules/phases/markers.toml): from the marker that began it to the
+/// next marker of another phase.
+struct JobPhase {
+  std::string phase;     ///< "training", "evaluation", "checkpoint save", ...
+  int64_t from_us = 0;
+  int64_t to_us = 0;     ///< 0: until the logs end
+  Evidence marker;       ///< the line that began it
+};
+
 struct Diagnosis {
   std::string job;
   int64_t job_id = 0;
@@ -79,6 +89,8 @@ struct Diagnosis {
   std::vector<RankState> ranks;        ///< ranks that matter (culprits, victims, crashed)
   std::vector<Evidence> timeline;      ///< first failures in time order
   std::vector<ClockSkew> clock_skews;  ///< largest first
+  std::vector<JobPhase> phases;        ///< the main process's timed phases, in time order
+  std::optional<JobPhase> phase_at_hang;  ///< the phase in which the suspect collective began to hang
   bool years_known = true;             ///< false: the lines gave no year (times carry a placeholder one)
   bool has_root_cause() const;
 };

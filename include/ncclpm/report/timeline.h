@@ -79,6 +79,7 @@ struct Timeline {
   bool years_known = true;   ///< false: some times had no year (shown without one)
   int64_t hang_start_us = 0; ///< earliest watchdog firing minus how long its collective ran
   std::vector<RankProgress> progress;
+  std::vector<Band> job_phases;  ///< what the main process said the job was doing (diagnose's phases)
   std::vector<HostRow> hosts;
   std::map<std::string, std::string> nccl_settings;  ///< NCCL_* the logs show set
   int64_t jobs_in_database = 1;

@@ -61,6 +61,28 @@ struct Rule {
   int line = 0;
 };
 
+/// A line by which a framework's main process says what the whole job is
+/// doing, written as data in rules/*.toml beside the rules:
+///
+///   [[marker]]
+///   phase = "evaluation"      # one of kPhases
+///   edge = "begin"            # begin: the phase starts; end: it is over (training goes on)
+///   patterns = ['\*{5} Running (?:Evaluation|Prediction) \*{5}']
+///   samples = ['[INFO|trainer.py:3955] 2025-02-11 03:12:09,554 >> ***** Running Evaluation *****']
+///
+/// Diagnose lays the markers of the main process out in time: the job's
+/// phase when a collective began to hang, and the report's phase bands.
+struct PhaseMarker {
+  std::string phase, edge;
+  std::vector<std::string> patterns, samples;
+  std::string file;  ///< where it was defined
+  int line = 0;
+};
+
+/// The job phases a marker may name, in the order a run goes through them.
+inline constexpr const char* kPhases[] = {"training", "evaluation", "generation", "checkpoint save",
+                                          "data preparation", "after training"};
+
 /// Compares dotted versions numerically: "0.15.1" < "0.16.0" < "2.21.5".
 int compare_versions(const std::string& a, const std::string& b);
 

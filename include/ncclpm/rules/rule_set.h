@@ -41,10 +41,17 @@ class RuleSet {
   /// True when one of rule `index`'s `unless` patterns matches `line`.
   bool rule_excludes(size_t index, std::string_view line) const;
 
+  /// The job-phase markers (rules/*.toml [[marker]] tables), in file order.
+  const std::vector<PhaseMarker>& markers() const { return markers_; }
+  /// The first marker (in file order) with a pattern that matches `line`, or null.
+  const PhaseMarker* match_marker(std::string_view line) const;
+
  private:
   RuleSet();
+  static void compile_markers(RuleSet& set, std::vector<Error>& problems);
   struct Compiled;
   std::vector<Rule> rules_;
+  std::vector<PhaseMarker> markers_;
   std::unique_ptr<Compiled> compiled_;
   vocab::Catalog catalog_;
 };

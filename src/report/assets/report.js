@@ -63,7 +63,8 @@
     }
     var width = Math.max(700, box.clientWidth || 1100);
     var plotW = width - LABEL_W - RIGHT_PAD;
-    var rows = [];  // host headers and lanes, top to bottom
+    var rows = [];  // the job's phases, host headers and lanes, top to bottom
+    if (timed && data.phases.length) rows.push({ phases: data.phases });
     var lastHost = null;
     data.lanes.forEach(function (lane) {
       if (!data.by_host && lane.host !== lastHost) rows.push({ header: lane.host || '(no host)' });
@@ -91,8 +92,26 @@
       el('text', { x: LABEL_W, y: 12 }, axis, 'The lines carry no times: marks are shown in their order.');
     }
 
+    // What the main process said the whole job was doing, one strip above the lanes.
+    function drawPhases(phases, y) {
+      var g = el('g', { 'class': 'job-phases' }, svg);
+      el('text', { x: 8, y: y + 11 }, g, 'job phase (main process)');
+      phases.forEach(function (p) {
+        var p0 = clampX(xOf(p.from)), p1 = clampX(xOf(p.to));
+        var r = el('rect', { x: p0, y: y + 1, width: Math.max(2, p1 - p0), height: LANE_H - 2,
+          'class': 'phase ' + p.label.replace(/ /g, '-'), 'data-phase': p.label }, g);
+        el('title', {}, r, p.label + ' from ' + fmtTime(p.from, true) + ' on\n' + p.why);
+        if (p1 - p0 > 8 * p.label.length) el('text', { x: p0 + 3, y: y + 11, 'class': 'phase-label' }, g, p.label);
+      });
+    }
+
     var y = AXIS_H, drawn = 0;
     rows.forEach(function (row) {
+      if (row.phases) {
+        drawPhases(row.phases, y);
+        y += LANE_H;
+        return;
+      }
       if (row.header) {
         el('text', { x: 4, y: y + 12, 'class': 'host-label' }, svg, row.header);
         y += HEADER_H;
