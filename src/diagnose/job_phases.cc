@@ -60,9 +60,13 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
 
 std::optional<JobPhase> phase_at(const std::vector<JobPhase>& phases, int64_t ts_us) {
   if (ts_us == 0) return std::nullopt;
+  // The phases follow one another without gaps: the last one begun by then
+  // held then.
+  const JobPhase* held = nullptr;
   for (const JobPhase& p : phases)
-    if (p.from_us <= ts_us && (p.to_us == 0 || ts_us < p.to_us)) return p;
-  return std::nullopt;
+    if (p.from_us <= ts_us + kMarkerLag) held = &p;
+  if (held == nullptr) return std::nullopt;
+  return *held;
 }
 
 }  // namespace ncclpm::diagnose

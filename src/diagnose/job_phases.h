@@ -31,7 +31,13 @@ std::vector<JobPhase> lay_out_phases(const std::vector<MarkerLine>& markers);
 /// The job's phases from its stored lines.
 Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job_id, const rules::RuleSet& rules);
 
-/// The phase that held at `ts_us`, if any marker came before it.
+/// How much later than the moment the others entered a collective the main
+/// process may print the marker of what kept it away: the others enter as it
+/// begins its save (Trainer's non-saving ranks go straight on), and markers
+/// carry seconds.
+inline constexpr int64_t kMarkerLag = 5 * 1000000;
+
+/// The phase that held at `ts_us` (or began up to kMarkerLag after it), if any.
 std::optional<JobPhase> phase_at(const std::vector<JobPhase>& phases, int64_t ts_us);
 
 }  // namespace ncclpm::diagnose

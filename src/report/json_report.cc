@@ -34,9 +34,9 @@ std::string phase_at_hang_words(const diagnose::Diagnosis& d) {
     }
   std::string who = p.marker.rank >= 0 ? "rank " + std::to_string(p.marker.rank) : "the main process";
   return "When the collective began to hang" + (hang != 0 ? " (" + format_time(hang, d.years_known) + ")" : std::string()) +
-         ", the job was in " + p.phase + ": since " + format_time(p.from_us, d.years_known) + ", when " + who +
-         " printed '" + std::string(util::clip(util::trim(p.marker.text), 120)) + "' (" + p.marker.file + ":" +
-         std::to_string(p.marker.line) + ").";
+         ", the job was in " + p.phase + ": " + who + " printed '" +
+         std::string(util::clip(util::trim(p.marker.text), 120)) + "' at " + format_time(p.from_us, d.years_known) +
+         " (" + p.marker.file + ":" + std::to_string(p.marker.line) + ").";
 }
 
 std::string replay_command(const diagnose::Finding& f, const RenderOptions& o) {

@@ -33,7 +33,7 @@ std::string format_time(int64_t ts_us);
 std::string format_time(int64_t ts_us, bool year_known);
 
 /// "When the collective began to hang (10:31:00), the job was in evaluation:
-/// since 10:29:12, when rank 0 printed '***** Running Evaluation *****'
+/// rank 0 printed '***** Running Evaluation *****' at 10:29:12
 /// (console.log:812)."; empty when no phase held then.
 std::string phase_at_hang_words(const diagnose::Diagnosis& d);
 
