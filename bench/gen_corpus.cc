@@ -40,7 +40,8 @@ Job:
                          about N bytes of text (suffixes K, M, G: powers of 1024)
   --coll                 NCCL_DEBUG_SUBSYS with COLL: every rank logs every
                          collective (about 100 per step)
-  --fail KIND            save-stall (default), oom, ib or none
+  --fail KIND            save-stall (default), oom, ib, hang (every rank waits in
+                         one collective, none says why) or none
   --nccl VERSION         2.26.2 (default) or 2.21.5: which NCCL spellings
   --layers N             decoder layers, one FSDP unit each (default 32)
   --channels N           NCCL channels (default 16)
@@ -142,10 +143,12 @@ Options parse(int argc, char** argv) {
         o.fail = Failure::kOom;
       else if (v == "ib")
         o.fail = Failure::kIb;
+      else if (v == "hang")
+        o.fail = Failure::kHang;
       else if (v == "none")
         o.fail = Failure::kNone;
       else
-        usage_error("--fail must be save-stall, oom, ib or none, not '" + v + "'");
+        usage_error("--fail must be save-stall, oom, ib, hang or none, not '" + v + "'");
     } else if (a == "--layout") {
       std::string v = value();
       if (v == "torchrun-logdir")
@@ -224,6 +227,7 @@ int main(int argc, char** argv) {
         opt.fail == Failure::kSaveStall ? "save-stall"
         : opt.fail == Failure::kOom     ? "oom"
         : opt.fail == Failure::kIb      ? "ib"
+        : opt.fail == Failure::kHang    ? "hang"
                                         : "none",
         out.c_str(), secs);
   } catch (const std::exception& e) {

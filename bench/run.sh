@@ -71,6 +71,7 @@ else
     "ranks-4096|--ranks 4096 --ranks-per-host 8 --steps 300 --layout torchrun-logdir --seed 1"
     "nccl-info-1g|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --seed 1"
     "nccl-info-1g-gz|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --compress gzip --seed 1"
+    "hang-1024|--ranks 1024 --ranks-per-host 8 --steps 100 --fail hang --layout torchrun-logdir --seed 1"
   )
   DIAG_TARGET_CORPUS=ranks-4096
 fi

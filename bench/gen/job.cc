@@ -126,6 +126,11 @@ Job Job::make(const Options& opt) {
       j.hang_index = j.hang_unit_oom;  // forward all-gather of that unit
       j.t_hang = j.step_time(opt.steps).plus_s(0.9);
       break;
+    case Failure::kHang:
+      j.culprit = -1;
+      j.hang_index = first_bwd_rs;  // the first backward reduce-scatter
+      j.t_hang = j.step_time(opt.steps).plus_s(1.1);
+      break;
     case Failure::kIb: {
       int h = nhosts > 1 ? static_cast<int>(frng.range(0, nhosts - 2)) : 0;
       j.culprit =

@@ -22,7 +22,9 @@
 namespace ncclpm::bench {
 
 enum class LayoutKind { kTorchrunLogdir, kConsole, kSlurm, kNcclDebugFile, kNcclInfoNode };
-enum class Failure { kNone, kSaveStall, kOom, kIb };
+// kHang: every rank waits in one collective and none says why (a network or
+// driver hang): no culprit, the cross-rank analysis reads every rank's tail.
+enum class Failure { kNone, kSaveStall, kOom, kIb, kHang };
 
 struct Options {
   int ranks = 64;

@@ -44,6 +44,8 @@ Story::Fate Story::fate(int rank) const {
       return Fate::kFinished;
     case Failure::kSaveStall:
       return rank == 0 ? Fate::kSaving : Fate::kTimeout;
+    case Failure::kHang:
+      return Fate::kTimeout;
     case Failure::kOom:
       if (rank == j.culprit) return Fate::kOom;
       return killed_by_launcher(j.ranks[static_cast<size_t>(j.culprit)].host) ? Fate::kKilled

@@ -292,46 +292,62 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   return f;
 }
 
-Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines) {
-  // Lines of this rank, in file order, up to (not including) its first
-  // watchdog or error line: what it was doing while the others waited.
+Result<std::map<int, std::vector<Located>>> rank_tails(store::Connection& db, int64_t job_id,
+                                                       const std::set<int>& ranks, int max_lines) {
+  // Lines of these ranks, in file order, up to (not including) each one's
+  // first watchdog or error line in that file: what it was doing while the
+  // others waited. One pass for all ranks: with every rank stuck, a query per
+  // rank would read the unparsed lines once per rank.
+  std::string wanted = "[";
+  for (int r : ranks) wanted += (wanted.size() > 1 ? "," : "") + std::to_string(r);
+  wanted += "]";
   std::string sql =
-      "WITH lines AS ("
+      "WITH wanted AS (SELECT value AS rank FROM json_each(?2)),"
+      " lines AS ("
       " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text, e.kind, e.file_id"
-      "  FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.rank = ?2"
+      "  FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.rank IN wanted"
       " UNION ALL"
       " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed', u.file_id"
-      "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank = ?2),"
-      " first_error AS (SELECT file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
+      "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank IN wanted),"
+      " first_error AS (SELECT rank, file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
       "  ('work_record', 'pg_status', 'pg_terminate', 'traceback', 'nccl_error_surfaced', 'cpp_exception',"
-      "   'dump_signal', 'watchdog_stuck') GROUP BY file_id),"
-      " tail_lines AS (SELECT *, row_number() OVER (PARTITION BY file_id ORDER BY line_no DESC) AS back FROM lines l"
-      "  WHERE l.line_no < coalesce((SELECT line_no FROM first_error fe WHERE fe.file_id = l.file_id), 1 << 62)"
-      "  AND kind NOT IN " + std::string(kNcclChatterKinds) + ")"
+      "   'dump_signal', 'watchdog_stuck') GROUP BY rank, file_id),"
+      " tail_lines AS (SELECT l.*, row_number() OVER (PARTITION BY l.rank, l.file_id ORDER BY l.line_no DESC) AS back"
+      "  FROM lines l LEFT JOIN first_error fe ON fe.rank = l.rank AND fe.file_id = l.file_id"
+      "  WHERE l.line_no < coalesce(fe.line_no, 1 << 62) AND l.kind NOT IN " + std::string(kNcclChatterKinds) + ")"
       // The last lines of each of the rank's files: its stdout and its stderr both tell.
       " SELECT rel_path, line_no, rank, host, ts, text FROM tail_lines WHERE back <= ?3"
-      " ORDER BY file_id DESC, line_no DESC";
-  auto stmt = db.prepare(sql);
-  if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id, int64_t{rank}, int64_t{max_lines}}); !s) return s.take_error();
-  std::vector<Located> out;
-  std::optional<Error> err;
-  while (stmt->step(&err)) out.push_back(read_located(*stmt));
-  if (err) return *err;
-  std::reverse(out.begin(), out.end());
+      " ORDER BY rank, file_id, line_no";
+  std::map<int, std::vector<Located>> out;
+  for (int r : ranks) out[r];
+  if (ranks.empty()) return out;
+  Status s = db.each_row(sql, {job_id, wanted, int64_t{max_lines}}, [&](const store::Statement& row) {
+    Located l = read_located(row);
+    out[l.rank].push_back(std::move(l));
+  });
+  if (!s) return s.take_error();
   return out;
 }
 
+Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines) {
+  auto tails = rank_tails(db, job_id, {rank}, max_lines);
+  if (!tails) return tails.take_error();
+  return std::move((*tails)[rank]);
+}
+
 Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id, const Located& at, int max_lines) {
+  // By file_id, so both tables' (file_id, line_no) indexes find the lines:
+  // this runs once per file that timed out, thousands on a big job.
   auto stmt = db.prepare(
-      "WITH lines AS ("
-      " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
-      "  JOIN files f USING (file_id) WHERE e.job_id = ?1 AND f.rel_path = ?2 AND e.line_no <= ?3"
+      "WITH file AS (SELECT file_id FROM files WHERE job_id = ?1 AND rel_path = ?2),"
+      " lines AS ("
+      " SELECT e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
+      "  WHERE e.file_id = (SELECT file_id FROM file) AND e.line_no <= ?3"
       "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
       " UNION ALL"
-      " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
-      "  JOIN files f USING (file_id) WHERE u.job_id = ?1 AND f.rel_path = ?2 AND u.line_no <= ?3)"
-      " SELECT * FROM lines ORDER BY line_no DESC LIMIT ?4");
+      " SELECT u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
+      "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no <= ?3)"
+      " SELECT ?2, * FROM lines ORDER BY line_no DESC LIMIT ?4");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}}); !s) return s.take_error();
   std::vector<Located> out;

@@ -163,6 +163,10 @@ Status check_nccl_settings(store::Connection& db, JobFacts& facts);
 /// The last lines a rank wrote before its first failure line: what it was
 /// doing when the others waited.
 Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, int rank, int max_lines);
+/// The same for many ranks in one pass over the stored lines (every rank
+/// gets an entry, empty when it wrote nothing).
+Result<std::map<int, std::vector<Located>>> rank_tails(store::Connection& db, int64_t job_id,
+                                                       const std::set<int>& ranks, int max_lines);
 
 /// The last lines of `at`'s file up to it (not channel or init chatter):
 /// what the job was doing just before a timeout, when no culprit is known.

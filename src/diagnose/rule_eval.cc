@@ -229,11 +229,9 @@ class Evaluation {
   // the job was doing then; without a timeout, the first failure of each
   // file (a store timeout while waiting for rank 0, an exception) does.
   Status scan_tails() {
-    for (int rank : a_.culprits.empty() ? a_.victims : a_.culprits) {
-      auto tail = rank_tail(db_, f_.job_id, rank, kTailLines);
-      if (!tail) return tail.take_error();
-      match_tail_rules(*tail, false);
-    }
+    auto tails = rank_tails(db_, f_.job_id, a_.culprits.empty() ? a_.victims : a_.culprits, kTailLines);
+    if (!tails) return tails.take_error();
+    for (const auto& [rank, tail] : *tails) match_tail_rules(tail, false);
     bool tail_hit = std::any_of(hits_.begin(), hits_.end(),
                                 [&](const auto& kv) { return rules_[kv.first].scope == rules::Scope::kCulpritTail; });
     if (tail_hit) return Ok{};
