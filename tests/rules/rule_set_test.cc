@@ -100,7 +100,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadRule{"unknown-builtin.toml",
                 "unknown-builtin.toml:5: rule 'magic': builtin 'read-minds' is not a cross-rank analysis"},
         BadRule{"absent-names-no-rule.toml",
-                "absent-names-no-rule.toml:1: rule 'echo-of-a-timeout': absent names no rule: 'nccl-watchdog-timout'"}),
+                "absent-names-no-rule.toml:1: rule 'echo-of-a-timeout': absent names no rule: 'nccl-watchdog-timout'"},
+        BadRule{"marker-unknown-phase.toml", "marker-unknown-phase.toml:2: marker: phase 'warm-up' is not a job phase"},
+        BadRule{"marker-no-samples.toml", "marker-no-samples.toml:1: marker of 'evaluation' has no 'samples'"},
+        BadRule{"marker-sample-taken-earlier.toml",
+                "marker-sample-taken-earlier.toml:7: marker of 'after training': sample 'Saving final epoch "
+                "checkpoint.' is not recognized as this marker"}),
     [](const ::testing::TestParamInfo<BadRule>& info) {
       std::string name = info.param.file;
       name = name.substr(0, name.find('.'));
