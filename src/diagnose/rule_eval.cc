@@ -205,6 +205,7 @@ class Evaluation {
         if (set_.rule_excludes(static_cast<size_t>(i), text)) continue;
         l.text = matching_line(set_, static_cast<size_t>(i), text);
         add_hit(hits_[static_cast<size_t>(i)], l);
+        for (int r : set_.named_ranks(static_cast<size_t>(i), text)) hits_[static_cast<size_t>(i)].ranks.insert(r);
       }
     }
     if (err) return *err;

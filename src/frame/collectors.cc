@@ -47,7 +47,13 @@ size_t iso_time(std::string_view s, Timestamp& ts) {
   size_t n = parse_date_time(s, ts);
   if (n == 0) return 0;
   if (n < s.size() && s[n] == 'Z') ++n;
-  if (n + 5 < s.size() && (s[n] == '+' || s[n] == '-') && is_digit(s[n + 1])) n += s[n + 3] == ':' ? 6 : 5;
+  // The zone, glued on or after a space ("... 15:39:31.043 +08:00", as
+  // Python's %z and many collectors print it).
+  size_t z = n + (n < s.size() && s[n] == ' ' ? 1 : 0);
+  if (z + 5 < s.size() && (s[z] == '+' || s[z] == '-') && is_digit(s[z + 1]) && is_digit(s[z + 2])) {
+    size_t len = s[z + 3] == ':' ? 6 : 5;
+    if (is_digit(s[z + len - 1]) && is_digit(s[z + len - 2])) n = z + len;
+  }
   return n < s.size() && s[n] == ' ' ? n + 1 : 0;
 }
 
@@ -78,6 +84,10 @@ bool peel_ucx_host(std::string_view& rest, Frame& f) {
   while (i < rest.size() && is_digit(rest[i])) {
     while (i < rest.size() && is_digit(rest[i])) ++i;
     ++fields;
+    // UCX pads the pid to five columns: "[host:1    :0:381]".
+    size_t pad = i;
+    while (pad < rest.size() && rest[pad] == ' ') ++pad;
+    if (pad < rest.size() && rest[pad] == ':') i = pad;
     if (i < rest.size() && rest[i] == ':') ++i;
   }
   if (fields < 2 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;

@@ -29,4 +29,7 @@ struct FileRecognizer::Summary {
   int64_t first_line = 0;
 };
 
+/// The text a torchrun summary entry is stored as.
+std::string describe_summary_entry(const ProcessExit& x);
+
 }  // namespace ncclpm::recognize

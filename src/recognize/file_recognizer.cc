@@ -5,6 +5,7 @@
 #include "ncclpm/recognize/file_recognizer.h"
 
 #include "blocks.h"
+#include "match.h"
 
 #include <algorithm>
 
@@ -341,7 +342,32 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
     // right after it still shows that torchrun reported a failure.
     return false;
   }
+  if (opens_summary_midway(t)) {
+    // A paste cut inside the block: its own fields say what it is. The
+    // section header, like the block's, stays a line of its own.
+    summary_ = std::make_unique<Summary>();
+    summary_->first_line = line.line_no;
+    if (t.starts_with("Root Cause")) {
+      summary_->root_section = true;
+      return false;
+    }
+    summary_->have_entry = true;
+    summary_->entry.source = "elastic_summary";
+    return continue_summary(line, f, s);
+  }
   return false;
+}
+
+// torchrun's failure summary (elastic/multiprocessing/errors) lays out each
+// failure as "  rank      : 3 (local_rank: 3)", "  exitcode  : -11 (pid: 42)",
+// "  time      : 2024-01-02_03:04:05" under "Root Cause (first observed
+// failure):". Those shapes are its own, so a paste that begins inside the
+// block is still read as one; "host" and "error_file" alone are too plain.
+bool FileRecognizer::opens_summary_midway(std::string_view t) {
+  if (t == "Root Cause (first observed failure):") return true;
+  static const RE2 field(R"(^(?:rank\s*: -?\d+ \(local_rank: -?\d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|)"
+                         R"(time\s*: \d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)$)");
+  return RE2::FullMatch(sp(t), field);
 }
 
 bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, Stream& s) {
@@ -397,6 +423,12 @@ void FileRecognizer::finish() {
     Event e;
     e.kind = EventKind::kProcessExit;
     e.line_no = e.end_line = summary_->first_line;
+    e.rank = summary_->entry.rank;
+    e.local_rank = summary_->entry.local_rank;
+    e.pid = summary_->entry.pid;
+    e.host = summary_->entry.host;
+    e.severity = 'E';
+    e.text = describe_summary_entry(summary_->entry);
     e.detail = summary_->entry;
     push(std::move(e), s);
   }

@@ -136,13 +136,17 @@ void FileRecognizer::close_traceback(Stream& s) {
   for (Event& me : mismatches) push(std::move(me), s);
 }
 
+// In the entry's own words ("exitcode: -11 (pid: 42)"), so the catalogue
+// knows the line that stands for the entry.
+std::string describe_summary_entry(const ProcessExit& x) {
+  std::string code = x.exit_code == INT64_MIN ? std::string("?") : std::to_string(x.exit_code);
+  return "torchrun failure: rank " + std::to_string(x.rank) + " (local_rank: " + std::to_string(x.local_rank) +
+         ") exitcode: " + code + " (pid: " + std::to_string(x.pid) + ") " + x.message;
+}
+
 bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, Stream& s) {
   Summary& sum = *summary_;
   std::string_view t = util::trim(f.body);
-  auto describe = [](const ProcessExit& x) {
-    std::string code = x.exit_code == INT64_MIN ? std::string("?") : std::to_string(x.exit_code);
-    return "torchrun failure: rank " + std::to_string(x.rank) + " exitcode " + code + " " + x.message;
-  };
   auto emit_entry = [&] {
     if (!sum.have_entry) return;
     Event e = make_event(EventKind::kProcessExit, line, f);
@@ -153,7 +157,7 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
     e.pid = sum.entry.pid;
     e.host = sum.entry.host;
     e.severity = 'E';
-    e.text = describe(sum.entry);
+    e.text = describe_summary_entry(sum.entry);
     e.detail = sum.entry;
     sum.last_event = push(std::move(e), s);
     sum.have_entry = false;
@@ -229,7 +233,7 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
       if (e != nullptr && std::holds_alternative<ProcessExit>(e->detail)) {
         auto& x = std::get<ProcessExit>(e->detail);
         x.message = std::string(util::clip(t, kMaxExceptionMessage));
-        e->text = describe(x);
+        e->text = describe_summary_entry(x);
         e->end_line = line.line_no;
       }
     }

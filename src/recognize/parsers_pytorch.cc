@@ -222,6 +222,15 @@ std::optional<ProcessExit> parse_process_exit(std::string_view b) {
     e.rank = static_cast<int>(to_int(task.substr(0, task.find_first_of(",-"))));
     e.exit_code = code.empty() ? INT64_MIN : to_int(code);
     e.signal = how;
+  } else if (contains(b, " CANCELLED AT ")) {
+    // slurmstepd: error: *** STEP 1234.0 ON node07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
+    // (req.c): Slurm stopped the step on that host; no exit code is known.
+    static const RE2 re(R"(\*\*\* (?:JOB|STEP) \S+ ON (\S+) (CANCELLED AT \S+(?: DUE (?:TO|to) [A-Za-z0-9 ]+?)?(?: BY \S+)?) \*\*\*)");
+    if (!RE2::PartialMatch(sp(b), re, &host, &msg)) return std::nullopt;
+    e.source = "slurmstepd";
+    e.host = host;
+    e.exit_code = INT64_MIN;
+    e.message = msg;
   } else if (contains(b, "exits with return code")) {
     // DeepSpeed: [...'--local_rank=7', ...] exits with return code = -6
     static const RE2 re(R"(--local_rank=(\d+).*exits with return code = (-?\d+))");

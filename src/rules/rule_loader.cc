@@ -14,7 +14,8 @@ namespace {
 
 const std::set<std::string> kKnownKeys = {
     "id",    "title", "category", "severity", "confidence", "root_cause", "patterns", "kinds",
-    "scope", "requires", "absent", "also",  "unless",   "version",    "builtin",    "advice",     "samples"};
+    "scope", "requires", "absent", "also",  "unless",   "version",    "builtin",    "advice",     "samples",
+    "named_ranks"};
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "info"};
 const std::set<std::string> kKinds = {
     "unparsed",      "nccl_version",        "nccl_env",       "nccl_network", "nccl_comm",
@@ -72,7 +73,7 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
     if (kKnownKeys.count(std::string(key.str())) == 0)
       fail(&node, who + ": unknown key " + util::quoted(key.str()),
            "known keys: id title category severity confidence root_cause patterns kinds scope "
-           "requires absent also unless version builtin advice samples");
+           "requires absent also unless named_ranks version builtin advice samples");
   }
   r.title = t["title"].value_or(std::string());
   if (r.title.empty()) fail(&t, who + " has no 'title'");
@@ -103,6 +104,7 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
   r.absent_fired = strings(t, "absent", who, problems, file);
   r.also = strings(t, "also", who, problems, file);
   r.unless = strings(t, "unless", who, problems, file);
+  r.named_ranks = t["named_ranks"].value_or(std::string());
   if (const toml::table* v = t["version"].as_table()) {
     VersionGate g{(*v)["pattern"].value_or(std::string()), (*v)["min"].value_or(std::string()),
                   (*v)["below"].value_or(std::string())};

@@ -20,6 +20,7 @@ struct RuleSet::Compiled {
   std::vector<int> rule_of_pattern;                  // set index -> rule index
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> per_rule;  // rule index -> its patterns
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> unless;    // rule index -> its exclusions
+  std::vector<std::unique_ptr<re2::RE2>> named_ranks;            // rule index -> its rank extractor, or null
   re2::RE2::Set markers{re2::RE2::Options(), re2::RE2::UNANCHORED};
   std::vector<int> marker_of_pattern;                // marker set index -> marker index
 };
@@ -104,6 +105,7 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
   Compiled& c = *set.compiled_;
   c.per_rule.resize(set.rules_.size());
   c.unless.resize(set.rules_.size());
+  c.named_ranks.resize(set.rules_.size());
   auto compiles = [&](const Rule& r, const std::string& pattern, const char* what) {
     re2::RE2 re(pattern, re2::RE2::Quiet);
     if (re.ok()) return true;
@@ -127,6 +129,13 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
     for (const std::string& p : r.unless)
       if (compiles(r, p, "'unless' pattern")) c.unless[i].push_back(std::make_unique<re2::RE2>(p, re2::RE2::Quiet));
     if (r.version) compiles(r, r.version->pattern, "version pattern");
+    if (!r.named_ranks.empty() && compiles(r, r.named_ranks, "'named_ranks' pattern")) {
+      c.named_ranks[i] = std::make_unique<re2::RE2>(r.named_ranks, re2::RE2::Quiet);
+      if (c.named_ranks[i]->NumberOfCapturingGroups() < 1)
+        problems.push_back(Error::at_line(r.file, r.line, "rule " + util::quoted(r.id) +
+                                                              ": named_ranks has no capture group",
+                                          "capture each rank the message names: 'rank (\\d+) and rank (\\d+)'"));
+    }
   }
   if (!c.set.Compile()) problems.push_back(Error::plain("the rule patterns do not fit in memory together"));
   compile_markers(set, problems);
@@ -138,6 +147,10 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
       if (!set.rule_matches(i, s) || set.rule_excludes(i, s))
         problems.push_back(Error::at_line(r.file, r.line,
                                           "rule " + util::quoted(r.id) + ": sample does not match: " + util::quoted(s)));
+    if (c.named_ranks[i] != nullptr && std::none_of(r.samples_match.begin(), r.samples_match.end(),
+                                                    [&](const std::string& s) { return !set.named_ranks(i, s).empty(); }))
+      problems.push_back(Error::at_line(r.file, r.line, "rule " + util::quoted(r.id) +
+                                                            ": named_ranks finds no rank in any sample"));
     for (const std::string& s : r.samples_no_match)
       if (set.rule_matches(i, s) && !set.rule_excludes(i, s))
         problems.push_back(Error::at_line(r.file, r.line,
@@ -181,6 +194,20 @@ bool RuleSet::rule_excludes(size_t index, std::string_view line) const {
   for (const auto& re : compiled_->unless[index])
     if (re2::RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re)) return true;
   return false;
+}
+
+std::vector<int> RuleSet::named_ranks(size_t index, std::string_view line) const {
+  const re2::RE2* re = compiled_->named_ranks[index].get();
+  if (re == nullptr) return {};
+  std::vector<re2::StringPiece> groups(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
+  re2::StringPiece in(line.data(), line.size());
+  if (!re->Match(in, 0, in.size(), re2::RE2::UNANCHORED, groups.data(), static_cast<int>(groups.size()))) return {};
+  std::vector<int> ranks;
+  for (size_t g = 1; g < groups.size(); ++g) {
+    auto r = util::parse_int(std::string_view(groups[g].data(), groups[g].size()));
+    if (r && *r >= 0 && *r < (int64_t{1} << 24)) ranks.push_back(static_cast<int>(*r));
+  }
+  return ranks;
 }
 
 const PhaseMarker* RuleSet::match_marker(std::string_view line) const {

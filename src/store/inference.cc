@@ -145,7 +145,35 @@ DROP TABLE rank_hosts;
 )SQL";
 }
 
+// A launcher's report of a failed worker names its local rank ("failed
+// (exitcode: -9) local_rank: 0", DeepSpeed's "--local_rank=7 ... exits"). On
+// one node the local rank is the global rank; the logs say a job ran on one
+// node when they show its launch (torchrun --standalone or --nnodes=1,
+// deepspeed --num_nodes=1, accelerate --num_machines=1), torch elastic's
+// launch config ("max_nodes : 1") or its rendezvous result
+// ("group_world_size=1"). Lines are globbed only when such a report lacks a
+// rank.
+static const char* kSingleNodeRanks = R"SQL(
+CREATE TEMP TABLE unranked_exits AS
+  SELECT event_id FROM events WHERE job_id = ?1 AND file_id >= ?2 AND kind = 'process_exit'
+    AND rank IS NULL AND local_rank IS NOT NULL;
+CREATE TEMP TABLE one_node AS
+  SELECT 1 AS yes WHERE EXISTS (SELECT 1 FROM unranked_exits) AND EXISTS (
+    SELECT 1 FROM (SELECT text FROM unparsed_lines WHERE job_id = ?1 UNION ALL SELECT text FROM events WHERE job_id = ?1)
+    WHERE text GLOB '*--standalone*' OR text GLOB '*--nnodes[= ]1' OR text GLOB '*--nnodes[= ]1[^0-9:]*'
+       OR text GLOB '*--num_nodes[= ]1' OR text GLOB '*--num_nodes[= ]1[^0-9]*'
+       OR text GLOB '*--num_machines[= ]1' OR text GLOB '*--num_machines[= ]1[^0-9]*'
+       OR text GLOB '*max_nodes*: 1' OR text GLOB '*group_world_size=1');
+UPDATE events SET rank = local_rank
+  WHERE event_id IN (SELECT event_id FROM unranked_exits) AND EXISTS (SELECT 1 FROM one_node);
+UPDATE process_exits SET rank = local_rank
+  WHERE event_id IN (SELECT event_id FROM unranked_exits) AND rank IS NULL AND EXISTS (SELECT 1 FROM one_node);
+DROP TABLE one_node;
+DROP TABLE unranked_exits;
+)SQL";
+
 Status IngestWriter::infer_file_ranks() {
+  if (Status s = run_script(kSingleNodeRanks); !s) return s;
   if (Status s = run_script(kInferRanks); !s) return s;
   return run_script(rank_hosts_sql());
 }

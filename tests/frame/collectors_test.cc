@@ -52,6 +52,15 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
        "gpu-server320", -1, Producer::kNccl, "socketProgressOpt"},
       {"2025-11-24T03:20:21.001128133Z gpu-server320 [5] NCCL INFO misc/socket.cc:64 -> 6", "gpu-server320", -1,
        Producer::kNccl, "misc/socket.cc:64 -> 6"},
+      // A collector's local time with its zone after a space, then the container's own UTC stamp.
+      {"2025-11-09 15:39:31.043 +08:00 [2025-11-09 07:39:30] h100-28:238:1313 [0] transport/net_ib.cc:139 NCCL WARN "
+       "communicator encountered a fatal error (detected in ncclIbTest)",
+       "h100-28", -1, Producer::kNccl, "communicator encountered"},
+      {"2024-03-05 10:11:12 -0500 gpu-node2:77:88 [3] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>", "gpu-node2", -1,
+       Producer::kNccl, "Bootstrap"},
+      // UCX pads the pid to five columns.
+      {"[qgpuvb813-cvision:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)",
+       "qgpuvb813-cvision", -1, Producer::kUnknown, "Caught signal 7"},
   };
   for (const CollectorCase& c : cases) {
     Framer framer = learned({c.line});  // a file whose lines all carry the prefix

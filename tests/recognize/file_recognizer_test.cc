@@ -328,14 +328,58 @@ TEST(FileRecognizer, ReadsTorchrunFailureEntriesThatCarryAPythonCallstack) {
   EXPECT_EQ(x.message, "RuntimeError: loss is nan");
 }
 
-TEST(FileRecognizer, IgnoresSummaryFieldsOutsideATorchrunSummary) {
+// Pastes are cut anywhere: an entry whose header and index were cut off is
+// still torchrun's, by the shape of its fields.
+TEST(FileRecognizer, ReadsATorchrunSummaryEntryCutAboveItsFields) {
+  Recognized r = recognize({
+      "  rank      : 0 (local_rank: 0)",
+      "  exitcode  : -11 (pid: 6421)",
+      "  error_file: <N/A>",
+      "  traceback : Signal 11 (SIGSEGV) received by PID 6421",
+      "======================================================",
+  });
+  auto exits = events_of(r.rows, EventKind::kProcessExit);
+  ASSERT_EQ(exits.size(), 1u) << unparsed_texts(r.rows);
+  const auto& x = std::get<ProcessExit>(exits[0]->detail);
+  EXPECT_EQ(exits[0]->rank, 0);
+  EXPECT_EQ(exits[0]->line_no, 1);
+  EXPECT_EQ(x.exit_code, -11);
+  EXPECT_EQ(x.pid, 6421);
+  EXPECT_EQ(x.signal, "SIGSEGV");
+  EXPECT_EQ(x.source, "elastic_summary");
+  EXPECT_EQ(r.counts.unparsed, 0) << unparsed_texts(r.rows);
+
+  Recognized root = recognize({
+      "Root Cause (first observed failure):",
+      "[0]:",
+      "  time      : 2022-02-26_22:02:07",
+      "  host      : jean-zay-iam39-ib0",
+      "  rank      : 304 (local_rank: 0)",
+      "  exitcode  : 1 (pid: 181845)",
+      "  error_file: /tmp/torchelastic_78rus22c/none_h9w4ezyp/attempt_0/0/error.json",
+      "  traceback : Traceback (most recent call last):",
+      "    File \"pretrain_gpt.py\", line 241, in main",
+      "      die",
+      "  NameError: name 'die' is not defined",
+  });
+  auto root_exits = events_of(root.rows, EventKind::kProcessExit);
+  ASSERT_EQ(root_exits.size(), 1u) << unparsed_texts(root.rows);
+  EXPECT_EQ(root_exits[0]->rank, 304);
+  EXPECT_EQ(root_exits[0]->host, "jean-zay-iam39-ib0");
+  EXPECT_TRUE(std::get<ProcessExit>(root_exits[0]->detail).root_cause_block);
+  EXPECT_EQ(std::get<ProcessExit>(root_exits[0]->detail).message, "NameError: name 'die' is not defined");
+}
+
+TEST(FileRecognizer, IgnoresSummaryLikeFieldsOfOtherShapes) {
   Recognized r = recognize({
       "[0]:",
-      "  rank      : 3 (local_rank: 3)",
-      "  exitcode  : -6 (pid: 1235)",
+      "  rank      : 3",
+      "  host      : node07",
+      "  exitcode  : -6",
+      "  time      : 12:34:56",
   });
   EXPECT_TRUE(events_of(r.rows, EventKind::kProcessExit).empty());
-  EXPECT_EQ(r.counts.unparsed, 3);
+  EXPECT_EQ(r.counts.unparsed, 5);
 }
 
 TEST(FileRecognizer, ReadsNcclVersionBannersOfEveryEra) {

@@ -424,6 +424,29 @@ TEST(ParsersPytorch, ParsesSrunTaskExits) {
       "srun: error: Unable to allocate resources: Invalid partition name specified"));
 }
 
+// slurmstepd names the host it stopped the step on (req.c); the reason is kept.
+TEST(ParsersPytorch, ParsesSlurmCancellations) {
+  auto step = parse_process_exit(
+      "slurmstepd: error: *** STEP 55595933.0 ON maestro-3017 CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME LIMIT ***");
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->source, "slurmstepd");
+  EXPECT_EQ(step->host, "maestro-3017");
+  EXPECT_EQ(step->exit_code, INT64_MIN);
+  EXPECT_EQ(step->message, "CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME LIMIT");
+
+  auto job = parse_process_exit("slurmstepd: error: *** JOB 37361369 ON learnfair5146 CANCELLED AT 2021-03-15T18:00:46 ***");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->host, "learnfair5146");
+  EXPECT_EQ(job->message, "CANCELLED AT 2021-03-15T18:00:46");
+
+  auto signal = parse_process_exit(
+      "slurmstepd: error: *** STEP 12.0 ON gpu-a1 CANCELLED AT 2025-06-01T01:02:03 DUE to SIGNAL Terminated ***");
+  ASSERT_TRUE(signal);
+  EXPECT_EQ(signal->host, "gpu-a1");
+
+  EXPECT_FALSE(parse_process_exit("the order was CANCELLED AT noon"));
+}
+
 TEST(ParsersPytorch, ParsesDeepSpeedLauncherExit) {
   auto e = parse_process_exit(
       "['/usr/bin/python', '-u', 'train.py', '--local_rank=7', '--deepspeed'] exits with return "

@@ -62,6 +62,22 @@ TEST(RuleSet, UnlessPatternsExcludeLines) {
   EXPECT_TRUE(set->rule_excludes(index, flush));
 }
 
+// A message that names the ranks involved makes them culprits, whoever printed it.
+TEST(RuleSet, NamedRanksAreTheRanksAMessageNames) {
+  auto set = RuleSet::load({RuleSet::default_dir()});
+  ASSERT_TRUE(set);
+  const Rule* dup = set->find("duplicate-gpu");
+  ASSERT_NE(dup, nullptr);
+  size_t index = static_cast<size_t>(dup - set->rules().data());
+  EXPECT_EQ(set->named_ranks(index, "init.cc:904 NCCL WARN Duplicate GPU detected : rank 15 and rank 7 both on CUDA device e4000"),
+            (std::vector<int>{15, 7}));
+  EXPECT_TRUE(set->named_ranks(index, "Multiple Ranks are using the same GPU").empty());
+  const Rule* ib = set->find("ib-completion-error");
+  ASSERT_NE(ib, nullptr);
+  EXPECT_TRUE(set->named_ranks(static_cast<size_t>(ib - set->rules().data()), "rank 1 and rank 2 both on").empty())
+      << "a rule without named_ranks names none";
+}
+
 struct BadRule {
   const char* file;
   const char* message;
@@ -101,6 +117,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "unknown-builtin.toml:5: rule 'magic': builtin 'read-minds' is not a cross-rank analysis"},
         BadRule{"absent-names-no-rule.toml",
                 "absent-names-no-rule.toml:1: rule 'echo-of-a-timeout': absent names no rule: 'nccl-watchdog-timout'"},
+        BadRule{"named-ranks-no-group.toml",
+                "named-ranks-no-group.toml:1: rule 'ranks-not-captured': named_ranks has no capture group"},
+        BadRule{"named-ranks-finds-none.toml",
+                "named-ranks-finds-none.toml:1: rule 'ranks-never-found': named_ranks finds no rank in any sample"},
         BadRule{"marker-unknown-phase.toml", "marker-unknown-phase.toml:2: marker: phase 'warm-up' is not a job phase"},
         BadRule{"marker-no-samples.toml", "marker-no-samples.toml:1: marker of 'evaluation' has no 'samples'"},
         BadRule{"marker-sample-taken-earlier.toml",

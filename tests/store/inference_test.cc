@@ -18,14 +18,15 @@ using testing::write_file;
 // Ingests `console` as one file; returns rank (or -1) of the line holding `marker`.
 class ConsoleRanks : public ::testing::Test {
  protected:
-  void ingest(const std::string& console) {
-    write_file(tmp_ / "logs/console.log", console);
+  // Each `job` in a directory and database of its own.
+  void ingest(const std::string& console, const std::string& job = "logs") {
+    write_file(tmp_ / (job + "/console.log"), console);
     ingest::Options o;
-    o.paths = {tmp_ / "logs"};
-    o.db_path = tmp_ / "t.db";
+    o.paths = {tmp_ / job};
+    o.db_path = tmp_ / (job + ".db");
     auto r = ingest::run(o);
     ASSERT_TRUE(r) << r.error().message;
-    auto db = open_for_reading(tmp_ / "t.db");
+    auto db = open_for_reading(o.db_path);
     ASSERT_TRUE(db) << db.error().message;
     db_ = std::move(db).value();
   }
@@ -78,6 +79,31 @@ TEST_F(ConsoleRanks, ALocalRankThatMeantTwoGlobalRanksGivesNone) {
   EXPECT_EQ(rank_of("marker-before"), -1);
   EXPECT_EQ(rank_of("marker-after"), -1);
   EXPECT_EQ(rank_of("comm 0x55cc00000001 rank 13"), 13);
+}
+
+// torchrun reports a failed worker by its local rank; on one node, which the
+// logs show by its launch, that is the global rank.
+constexpr const char* kWorkerFailed =
+    "[2024-11-26 02:04:31,514] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) "
+    "local_rank: 1 (pid: 750662) of binary: /usr/bin/python\n";
+
+TEST_F(ConsoleRanks, AFailedWorkersLocalRankIsItsRankWhenTheLaunchWasOnOneNode) {
+  int jobs = 0;
+  for (const char* launch : {"+ torchrun --standalone --nproc_per_node=2 train.py\n",
+                             "+ torchrun --nnodes=1 --nproc_per_node=2 train.py\n",
+                             "deepspeed --num_nodes 1 --num_gpus 2 train.py\n"}) {
+    ingest(std::string(launch) + kWorkerFailed, "job" + std::to_string(++jobs));
+    EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), 1) << launch;
+  }
+}
+
+TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWithoutProofOfOneNode) {
+  int jobs = 0;
+  for (const char* launch : {"+ torchrun --nnodes=2 --nproc_per_node=2 train.py\n",
+                             "+ torchrun --nnodes=1:4 --nproc_per_node=2 train.py\n", "training started\n"}) {
+    ingest(std::string(launch) + kWorkerFailed, "job" + std::to_string(++jobs));
+    EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), -1) << launch;
+  }
 }
 
 }  // namespace

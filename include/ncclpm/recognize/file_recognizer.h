@@ -80,6 +80,7 @@ class FileRecognizer {
   bool recognize_progress(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  static bool opens_summary_midway(std::string_view trimmed_body);
   bool continue_event(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   void close_traceback(Stream& s);
   void keep_unparsed(const read::PhysicalLine& line, const frame::Frame& f);

@@ -17,6 +17,8 @@
 //   absent = ["nccl-watchdog-timeout"]  # optional: rule ids whose firing makes this one redundant
 //   also = ['packing=False']            # optional: each must match somewhere in the job
 //   unless = ['DistBackendError']       # optional: a line matching any of these is no hit
+//   named_ranks = 'rank (\d+) and rank (\d+)'  # optional: the ranks a hit's message names
+//                                       #   are culprits too (each capture group a rank)
 //   version = { pattern = 'trl==(\d+\.\d+\.\d+)', min = "0.15.0" }   # optional
 //   builtin = "never-issued"            # optional: fired by a cross-rank analysis instead
 //   advice = """..."""                  # concrete; {placeholders} are filled from the job
@@ -55,6 +57,7 @@ struct Rule {
   std::vector<std::string> absent_fired;
   std::vector<std::string> also;
   std::vector<std::string> unless;
+  std::string named_ranks;  ///< RE2; its capture groups are ranks the message names
   std::optional<VersionGate> version;
   std::vector<std::string> samples_match, samples_no_match;
   std::string file;  ///< where it was defined

@@ -41,6 +41,9 @@ class RuleSet {
   /// True when one of rule `index`'s `unless` patterns matches `line`.
   bool rule_excludes(size_t index, std::string_view line) const;
 
+  /// The ranks a line names by rule `index`'s named_ranks pattern (none without one).
+  std::vector<int> named_ranks(size_t index, std::string_view line) const;
+
   /// The job-phase markers (rules/*.toml [[marker]] tables), in file order.
   const std::vector<PhaseMarker>& markers() const { return markers_; }
   /// The first marker (in file order) with a pattern that matches `line`, or null.
