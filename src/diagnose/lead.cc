@@ -192,6 +192,14 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
   // socket, torchrun's summary) leads only when nothing else is there.
   auto lead = std::find_if(errors.begin(), errors.end(), [](const ErrorLine& e) { return e.role != "consequence"; });
   if (lead == errors.end()) lead = errors.begin();
+  // Time orders lines across files; within one file, lines are in the order
+  // they were written: an error without a time above the lead in its own
+  // file came first (a launcher's line among a worker's timed ones).
+  if (lead->at.ts_us != 0) {
+    for (auto e = errors.begin(); e != errors.end(); ++e)
+      if (e->role != "consequence" && e->at.ts_us == 0 && e->at.file == lead->at.file && e->at.line < lead->at.line)
+        lead = e;
+  }
   Finding f;
   f.rule = "earliest-error-line";
   f.category = lead->category;

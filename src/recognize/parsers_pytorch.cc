@@ -231,6 +231,19 @@ std::optional<ProcessExit> parse_process_exit(std::string_view b) {
     e.host = host;
     e.exit_code = INT64_MIN;
     e.message = msg;
+  } else if (contains(b, "A worker died or was killed while executing a task")) {
+    // Ray's raylet (node_manager.cc): "... Worker IP address: 10.0.0.5 Worker
+    // port: 10185 Worker PID: 90738 Worker exit type: SYSTEM_ERROR ..." (the
+    // address and pid since Ray 2.x); no exit code is given.
+    static const RE2 where(R"(Worker IP address: (\S+) Worker port: \d+ Worker PID: (\d+))");
+    static const RE2 detail(R"(Worker exit type: (\S+ Worker exit detail: [^.]*))");
+    RE2::PartialMatch(sp(b), where, &host, &pid);
+    RE2::PartialMatch(sp(b), detail, &msg);
+    e.source = "ray";
+    e.host = host;
+    e.pid = pid.empty() ? -1 : to_int(pid);
+    e.exit_code = INT64_MIN;
+    e.message = msg;
   } else if (contains(b, "exits with return code")) {
     // DeepSpeed: [...'--local_rank=7', ...] exits with return code = -6
     static const RE2 re(R"(--local_rank=(\d+).*exits with return code = (-?\d+))");

@@ -43,6 +43,23 @@ TEST(Lead, AnErrorNoSignatureKnowsStillLeadsWithItsRankAndCascade) {
   EXPECT_EQ(top.evidence[1].rank, 0);
 }
 
+// A file's lines are in the order they were written: a launcher's error with
+// no time of its own, above a worker's timed one, came first. Another file's
+// untimed error does not.
+TEST(Lead, AnUntimedErrorAboveTheLeadInItsOwnFileCameFirst) {
+  const std::string worker =
+      "[rank1]:[E1224 13:23:05.483840160 ProcessGroupNCCL.cpp:542] [Rank 1] FrobnicatorError: peer went away\n";
+  auto d = diagnose_log("WidgetError: the launcher lost worker 3\n" + worker);
+  ASSERT_TRUE(d.has_root_cause());
+  ASSERT_EQ(d.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(d.findings.front().evidence[0].text, "WidgetError: the launcher lost worker 3");
+
+  auto apart = diagnose_files({{"a.log", "WidgetError: the launcher lost worker 3\n"}, {"b.log", worker}});
+  ASSERT_TRUE(apart.has_root_cause());
+  ASSERT_EQ(apart.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(apart.findings.front().culprit_ranks, std::vector<int>{1}) << "across files, time orders";
+}
+
 // The level letter is the producer's own verdict: a c10d line cut short
 // before any error word, or a Python ERROR record in plain words, still leads.
 TEST(Lead, ALineLoggedAtErrorLevelLeadsWithoutErrorWords) {

@@ -447,6 +447,28 @@ TEST(ParsersPytorch, ParsesSlurmCancellations) {
   EXPECT_FALSE(parse_process_exit("the order was CANCELLED AT noon"));
 }
 
+// Ray's raylet names the dead worker's address and pid (node_manager.cc).
+TEST(ParsersPytorch, ParsesRayWorkerDeaths) {
+  auto e = parse_process_exit(
+      "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, "
+      "check the logs for the dead worker. RayTask ID: ffff Worker ID: d893 Node ID: 8440 Worker IP address: "
+      "172.19.24.110 Worker port: 10185 Worker PID: 90738 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+      "unexpectedly exits with a connection error code 2. End of file.");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->source, "ray");
+  EXPECT_EQ(e->host, "172.19.24.110");
+  EXPECT_EQ(e->pid, 90738);
+  EXPECT_EQ(e->exit_code, INT64_MIN);
+  EXPECT_EQ(e->message, "SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2");
+
+  auto old = parse_process_exit(
+      "A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, "
+      "check the logs for the dead worker. RayTask ID: 082653e5 Worker ID: 3f6649cf");
+  ASSERT_TRUE(old) << "Ray 1.x names neither address nor pid";
+  EXPECT_EQ(old->host, "");
+  EXPECT_EQ(old->pid, -1);
+}
+
 TEST(ParsersPytorch, ParsesDeepSpeedLauncherExit) {
   auto e = parse_process_exit(
       "['/usr/bin/python', '-u', 'train.py', '--local_rank=7', '--deepspeed'] exits with return "
