@@ -263,7 +263,8 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
 
 namespace {
 
-// How far each process got: 1 NCCL loaded, 2 init started, 3 channels, 4 Init COMPLETE.
+// How far each process got: 1 NCCL loaded (its version banner, or an NCCL_* setting
+// it read, which it prints while setting up its first communicator), 2 init started, 3 channels, 4 Init COMPLETE.
 struct InitProgress {
   std::map<int, std::vector<std::string>> by_stage;  // stage -> "rank 3 (host)"
   std::map<std::pair<int, std::string>, int> stage_of;  // (rank, host) -> stage
@@ -276,7 +277,7 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
       " max(CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN e.kind = 'nccl_channel' THEN 3"
       " WHEN c.event = 'init_start' THEN 2 ELSE 1 END)"
       " FROM events e LEFT JOIN communicators c USING (event_id) WHERE e.job_id = ?1"
-      " AND e.kind IN ('nccl_version', 'nccl_network', 'nccl_comm', 'nccl_channel') GROUP BY 1, 2, 3");
+      " AND e.kind IN ('nccl_version', 'nccl_env', 'nccl_network', 'nccl_comm', 'nccl_channel') GROUP BY 1, 2, 3");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
   InitProgress p;
@@ -354,7 +355,8 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
     if (st != progress->stage_of.end() && st->second == 4) continue;
     // An NCCL error in a job whose NCCL logged its start-up and never printed
     // Init COMPLETE, or any error on the start-up path itself.
-    bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced";
+    bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced" ||
+                      e.catalog == "nccl";
     bool never_complete = !progress->by_stage.empty() && !progress->any_complete;
     if (on_startup_path(e) || (nccl_error && never_complete)) {
       first = &e;

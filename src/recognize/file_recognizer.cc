@@ -37,6 +37,11 @@ bool looks_like_continuation(std::string_view b) {
          (starts(t, "nccl") && t.find("Error: ") != std::string_view::npos && t.find("Error: ") < 30);
 }
 
+bool is_nccl_setup_report(EventKind k) {
+  return k == EventKind::kNcclVersion || k == EventKind::kNcclEnv || k == EventKind::kNcclNetwork ||
+         k == EventKind::kNcclComm || k == EventKind::kNcclChannel;
+}
+
 // "host|pid": a process, the key of what its communicator lines taught.
 std::string process_key(std::string_view host, int64_t pid) {
   return std::string(host) + '|' + std::to_string(pid);
@@ -100,6 +105,9 @@ Event* FileRecognizer::event_at(int64_t index) {
 bool FileRecognizer::attach(int64_t index, const PhysicalLine& line, std::string_view text) {
   Event* e = event_at(index);
   if (e == nullptr || e->end_line < line.line_no - kContinuationWindow) return false;
+  // NCCL's setup reports (version, a setting, the network, a communicator, a
+  // channel) are one line each: what follows one is not its continuation.
+  if (is_nccl_setup_report(e->kind)) return false;
   if (e->text.size() + text.size() + 1 <= kMaxEventTextBytes) {
     e->text += '\n';
     e->text += text;

@@ -135,6 +135,27 @@ TEST(StartupFailure, SharedMemoryAndSocketSetupStepsAreStartupWhateverFilePrints
   }
 }
 
+// NCCL prints the settings it reads while setting up its first communicator:
+// a process that logged one was in start-up, and a message NCCL's catalogue
+// names, printed as PyTorch passes it on (no WARN prefix), failed it there.
+TEST(StartupFailure, AnNcclSettingReadAndNoInitCompleteMakeACataloguedNcclMessageAStartupFailure) {
+  const std::string setting = "hostA:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2\n";
+  const std::string failure =
+      "ncclInternalError: Internal check failed.\nLast error:\n"
+      "ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor AF_INET6(10)\n";
+  const diagnose::Finding* init = nullptr;
+  auto d = diagnose_log(setting + failure);
+  init = find_rule(d, "startup-failure");
+  ASSERT_NE(init, nullptr);
+  EXPECT_NE(init->summary.find("hostA pid 1958 loaded NCCL"), std::string::npos) << init->summary;
+
+  auto formed = diagnose_log(setting +
+                             "hostA:1958:1958 [3] NCCL INFO ncclCommInitRank comm 0x5555 rank 3 nranks 4 cudaDev 3 "
+                             "busId 1000 - Init COMPLETE\n" +
+                             failure);
+  EXPECT_EQ(find_rule(formed, "startup-failure"), nullptr) << "its communicator had formed";
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"

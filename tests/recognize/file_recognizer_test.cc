@@ -433,6 +433,22 @@ TEST(FileRecognizer, AttachesCppBacktraceToThePrecedingEvent) {
   EXPECT_EQ(w.seq, 241);
 }
 
+// NCCL's setup reports are one line each: an error that follows one without
+// a prefix of its own is kept as its own line, not folded into the report.
+TEST(FileRecognizer, AttachesNothingToAnNcclSetupReport) {
+  Recognized r = recognize({
+      "hostA:1958:1958 [3] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth2",
+      "ncclInternalError: Internal check failed.",
+      "Last error:",
+  });
+  ASSERT_EQ(r.rows.events.size(), 2u) << unparsed_texts(r.rows);
+  EXPECT_EQ(r.rows.events[0].kind, EventKind::kNcclEnv);
+  EXPECT_EQ(r.rows.events[0].end_line, 1);
+  EXPECT_EQ(r.rows.events[0].text, "NCCL_SOCKET_IFNAME set by environment to eth2");
+  EXPECT_EQ(r.rows.events[1].kind, EventKind::kNcclErrorSurfaced);
+  EXPECT_EQ(r.rows.events[1].line_no, 2);
+}
+
 TEST(FileRecognizer, RecordsTheWatchdogSequenceOnce) {
   Recognized r = recognize({
       "[rank3]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught "
