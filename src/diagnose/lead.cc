@@ -46,7 +46,7 @@ std::string category_from_words(std::string_view text) {
     add("network_ib", R"(\bibv_|NET/IB|\bmlx\d|RoCE|InfiniBand|IBV_WC_|ib_plugin|net_ib)");
     add("version_mismatch", R"((?i)version mismatch|mismatched versions?|driver version is insufficient)");
     add("init_failure", R"(TCPStore|[Rr]endezvous|DistStoreError|init_process_group|ncclCommInit|[Bb]ootstrap|ncclUniqueId|EADDRINUSE|[Aa]ddress already in use)");
-    add("network_socket", R"((?i)socket|connection (?:reset|refused|closed)|broken pipe|no route to host|NET/Socket|remote process exited)");
+    add("network_socket", R"((?i)socket|connection (?:reset|refused|closed)|broken pipe|no route to host|NET/Socket|remote process exited|\bconnect to\b|call to connect)");
     add("nccl_setup_error", R"(ncclInternalError|ncclInvalidUsage|ncclInvalidArgument|ncclSystemError|(?i)internal error|invalid usage|NCCL_TOPO|topology|/dev/shm)");
     add("collective_timeout", R"([Ww]atchdog caught|[Tt]imed out|[Tt]imeout)");
     add("launcher_sigterm", R"(SIGTERM|SIGHUP|SignalException|Terminating|CANCELLED|closing signal|[Pp]reempt|mpirun|prterun|job has been aborted)");

@@ -95,6 +95,18 @@ TEST(Lead, AnNcclWarnTheCatalogueCallsACauseIsAFindingAndItsEchoesAreNot) {
   EXPECT_EQ(find_rule(d, "earliest-error-line"), nullptr) << "a finding explains the job: no lead needed";
 }
 
+// A line cut before the catalogue can name it is still read by its words:
+// a connection NCCL or anyone else could not make is a socket failure.
+TEST(Lead, AConnectionThatCouldNotBeMadeIsASocketFailureByItsWords) {
+  for (const char* line : {"worker:101542:101934 [0] include/socket.h:403 NCCL WARN Connect to f\n",
+                           "[rank3]: ValueError: could not connect to 10.0.0.7:29500\n"}) {
+    auto d = diagnose_log(line);
+    ASSERT_TRUE(d.has_root_cause()) << line;
+    EXPECT_EQ(d.findings.front().rule, "earliest-error-line") << line;
+    EXPECT_EQ(d.findings.front().category, "network_socket") << line;
+  }
+}
+
 TEST(Lead, LogsWithoutAnErrorLineHaveNoRootCause) {
   auto d = diagnose_log("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.1\nall done\n");
   EXPECT_FALSE(d.has_root_cause());
