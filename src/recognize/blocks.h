@@ -32,4 +32,8 @@ struct FileRecognizer::Summary {
 /// The text a torchrun summary entry is stored as.
 std::string describe_summary_entry(const ProcessExit& x);
 
+/// A line that opens a traceback drawn by the `rich` library: its top border,
+/// or its bottom one when the paste was cut inside the box.
+bool opens_rich_traceback(std::string_view trimmed);
+
 }  // namespace ncclpm::recognize

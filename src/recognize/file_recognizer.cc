@@ -247,7 +247,7 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
   bool after_bar = t.ends_with(kTraceback) && t.size() > kTraceback.size() &&
                    (t.find("it/s]") != std::string_view::npos || t.find("s/it]") != std::string_view::npos ||
                     t.find("%|") != std::string_view::npos);
-  if (starts(t, kTraceback) || after_bar) {
+  if (starts(t, kTraceback) || after_bar || opens_rich_traceback(t)) {
     if (s.block) close_traceback(s);
     s.block = std::make_unique<Block>();
     s.block->event = make_event(EventKind::kTraceback, line, f);

@@ -41,7 +41,25 @@ bool looks_like_message_detail(std::string_view t) {
          t.find("Error: ") != std::string_view::npos;
 }
 
+// The box the `rich` library draws a traceback in (Accelerate's and
+// Transformers' CLIs install it):
+//   ╭──── Traceback (most recent call last) ────╮
+//   │ /opt/conda/bin/accelerate:8 in <module>   │
+//   │ ❱ 8 │   sys.exit(main())                  │
+//   ╰───────────────────────────────────────────╯
+//   RuntimeError: CUDA error: ...
+bool is_rich_box_line(std::string_view t) {
+  return t.starts_with("\u2502") || t.starts_with("\u2570\u2500") || t.starts_with("\u256d\u2500");
+}
+
 }  // namespace
+
+// Its top border, or its bottom one when a paste was cut inside the box: the
+// exception line follows the bottom border.
+bool opens_rich_traceback(std::string_view t) {
+  return (t.starts_with("\u256d\u2500") && t.find("Traceback (most recent call last)") != std::string_view::npos) ||
+         t.starts_with("\u2570\u2500");
+}
 
 bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f, Stream& s) {
   Block& block = *s.block;
@@ -64,6 +82,19 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     return append();
   }
   if (!block.after_exception) {
+    if (is_rich_box_line(t)) {
+      // "│ /path/to/file.py:989 in convert │": a frame in rich's words.
+      static const RE2 rich_frame_re("^\u2502 (\\S+):(\\d+) in (\\S+)");
+      std::string file, func;
+      int lineno = 0;
+      if (RE2::PartialMatch(sp(t), rich_frame_re, &file, &lineno, &func)) {
+        block.tb.last_file = file;
+        block.tb.last_line = lineno;
+        block.tb.last_func = func;
+        ++block.tb.frames;
+      }
+      return append();
+    }
     if (b.size() > t.size()) {  // indented: a frame or its source line
       static const RE2 file_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
       std::string file, func;

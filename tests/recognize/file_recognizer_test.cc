@@ -94,6 +94,38 @@ TEST(FileRecognizer, TurnsRankPrefixedTracebackIntoOneEvent) {
   EXPECT_EQ(tb.frames, 3);
 }
 
+// The `rich` library's traceback box (Accelerate's CLI), whole or pasted
+// from inside the box: one traceback event ending in its exception.
+TEST(FileRecognizer, ReadsATracebackRichDrewInABox) {
+  const std::vector<std::string> box = {
+      "╭───── Traceback (most recent call last) ─────╮",
+      "│ /opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py:989 in convert  │",
+      "│                                                                                   │",
+      "│ ❱  989 │   │   return self._apply(convert)                                   │",
+      "╰─────────────────╯",
+      "RuntimeError: CUDA error: uncorrectable ECC error encountered",
+      "CUDA kernel errors might be asynchronously reported at some other API call.",
+  };
+  for (size_t first : {0u, 4u}) {
+    std::vector<std::string> lines(box.begin() + static_cast<long>(first), box.end());
+    Recognized r = recognize(lines);
+    ASSERT_EQ(r.rows.events.size(), 1u) << unparsed_texts(r.rows);
+    const Event& e = r.rows.events[0];
+    EXPECT_EQ(e.kind, EventKind::kTraceback);
+    EXPECT_EQ(e.end_line, static_cast<int64_t>(lines.size()));
+    const auto& tb = std::get<Traceback>(e.detail);
+    EXPECT_EQ(tb.exc_type, "RuntimeError");
+    EXPECT_EQ(tb.exc_message.substr(0, 52), "CUDA error: uncorrectable ECC error encountered\nCUDA");
+    if (first == 0) {
+      EXPECT_EQ(tb.last_file, "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py");
+      EXPECT_EQ(tb.last_line, 989);
+      EXPECT_EQ(tb.last_func, "convert");
+    }
+  }
+  Recognized table = recognize({"│ name │ value │", "│ lr   │ 1e-4  │"});
+  EXPECT_TRUE(table.rows.events.empty()) << "a table's rows open no traceback";
+}
+
 TEST(FileRecognizer, KeepsTracebacksOfInterleavedRanksApart) {
   Recognized r = recognize({
       "[rank0]: Traceback (most recent call last):",
