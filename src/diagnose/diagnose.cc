@@ -17,6 +17,7 @@
 #include "ncclpm/store/schema.h"
 #include "ncclpm/vocab/nccl_enums.h"
 #include "rule_eval.h"
+#include "silent_hang.h"
 
 namespace ncclpm::diagnose {
 namespace {
@@ -502,6 +503,12 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   // No signature explained the job: its earliest error line still leads
   // somewhere. Errors before any communicator formed: say it never started.
   if (Status s = add_catalogue_findings(db, facts, rules.catalog(), d.findings); !s) return s.take_error();
+  // Not an error line anywhere: where the logs stop may still tell.
+  if (std::none_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; })) {
+    auto silent = logs_end_in_stall_phase(db, job_id, rules);
+    if (!silent) return silent.take_error();
+    if (*silent) d.findings.push_back(std::move(**silent));
+  }
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
   add_phases(d.ranks, d.findings, facts, a);

@@ -412,6 +412,44 @@ TEST(Stall, ThePhaseIsTheOneRootCauseAndTheNeverIssuedAnalysisItsSymptom) {
   EXPECT_EQ(std::count_if(d.findings.begin(), d.findings.end(), [](const auto& f) { return f.root_cause; }), 1);
 }
 
+// A hang nothing reported (no error, no timeout: killed by hand, or still
+// hanging) is told by where the logs stop: an evaluation or generation that
+// never finished, a save that began.
+TEST(SilentHang, LogsThatStopInsideAnUnfinishedPhaseSayWhichWithLowConfidence) {
+  struct Case {
+    const char* last;
+    const char* category;
+  };
+  for (const Case& c : {Case{"Generating samples...:   0%|          | 0/1 [00:00<?, ?it/s]", "eval_generate_stall"},
+                        Case{"Evaluating:  12%|#2        | 30/250 [00:10<01:10,  3.1it/s]", "eval_generate_stall"},
+                        Case{"[INFO|trainer.py:3639] 2025-02-11 03:12:09,554 >> Saving model checkpoint to out/checkpoint-500",
+                             "save_phase_stall"}}) {
+    auto d = diagnose_log(std::string("step 1 loss 2.0\nstep 2 loss 1.9\n") + c.last + "\n");
+    ASSERT_TRUE(d.has_root_cause()) << c.last;
+    const diagnose::Finding& top = d.findings.front();
+    EXPECT_EQ(top.rule, "logs-end-in-phase") << c.last;
+    EXPECT_EQ(top.category, c.category) << c.last;
+    EXPECT_LT(top.confidence, 0.5);
+    ASSERT_EQ(top.evidence.size(), 1u);
+    EXPECT_EQ(top.evidence[0].line, 3);
+  }
+}
+
+TEST(SilentHang, AFinishedPhaseOrOneTheJobWentOnFromSaysNothing) {
+  for (const char* log : {
+           "step 1 loss 2.0\nEvaluating: 100%|##########| 250/250 [01:20<00:00,  3.1it/s]\n",
+           "Generating samples...:   0%|          | 0/1 [00:00<?, ?it/s]\nstep 3 loss 1.8\n",
+           "{'train_runtime': 119.8187, 'train_samples_per_second': 2.504, 'train_loss': 1.2388, 'epoch': 2.57}\n",
+       }) {
+    auto d = diagnose_log(log);
+    EXPECT_FALSE(d.has_root_cause()) << log;
+  }
+  auto error = diagnose_log("[rank1]: FrobnicatorError: broke\nGenerating samples...:   0%|  | 0/1 [00:00<?, ?it/s]\n");
+  ASSERT_TRUE(error.has_root_cause());
+  EXPECT_EQ(error.findings.front().rule, "earliest-error-line") << "an error line says more than where the logs stop";
+  EXPECT_EQ(find_rule(error, "logs-end-in-phase"), nullptr);
+}
+
 TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
   std::string sigbus = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
                        "==== backtrace (tid:   3095) ====\n";

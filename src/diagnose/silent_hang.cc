@@ -1,0 +1,84 @@
+// src/diagnose/silent_hang.cc
+#include "silent_hang.h"
+
+#include <algorithm>
+
+#include "ncclpm/util/text.h"
+
+namespace ncclpm::diagnose {
+namespace {
+
+// The rules that name what a rank printed last before it stalled a phase:
+// those of the phase categories read from a culprit's tail. A rule that needs
+// more of the job (`also`) or gives way to another (`absent`, such as "the
+// job hung after training had finished", which a job that simply ended also
+// prints last) is left out: the last line alone must say it.
+bool names_a_stalled_phase(const rules::Rule& r) {
+  return (r.category == "eval_generate_stall" || r.category == "save_phase_stall") &&
+         r.scope == rules::Scope::kCulpritTail && r.builtin.empty() && r.also.empty() && r.absent_fired.empty();
+}
+
+Finding describe(const rules::Rule& rule, Evidence at) {
+  Finding f;
+  f.rule = "logs-end-in-phase";
+  f.category = rule.category;
+  f.title = "The logs stop inside an unfinished phase, with no error";
+  f.severity = "warning";
+  f.confidence = 0.3;
+  f.root_cause = true;
+  if (at.rank >= 0) f.culprit_ranks = {at.rank};
+  if (!at.host.empty()) f.culprit_hosts = {at.host};
+  f.first_ts_us = at.ts_us;
+  f.summary = "No error and no timeout were logged, and " + at.file + " ends at line " + std::to_string(at.line) +
+              " inside a phase that was never finished: \"" + std::string(util::clip(at.text, 160)) +
+              "\". If the job hung there, this is the stall " + rule.id + " names: " + rule.title + ".";
+  f.advice =
+      "Nothing in the logs reports the hang itself: no collective timed out (the timeout may be longer than the "
+      "job ran, or the job was killed first). While it hangs, `py-spy dump --pid PID` on each rank shows where it "
+      "waits. For the next run set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 and a process-group "
+      "timeout shorter than the run, so the hang is reported with the collective each rank waited in.\n" +
+      std::string(rule.category == "save_phase_stall"
+                      ? "Make every rank take part in the save (the state-dict gather is a collective), and write the "
+                        "file from rank 0 only."
+                      : "Keep the ranks in step while they evaluate or generate: the same number of batches and of "
+                        "generated tokens on every rank (generate(synced_gpus=True) under ZeRO-3 or FSDP), or "
+                        "generate with an inference engine outside the training process group.");
+  f.evidence.push_back(std::move(at));
+  return f;
+}
+
+}  // namespace
+
+Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, int64_t job_id,
+                                                       const rules::RuleSet& rules) {
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < rules.rules().size(); ++i)
+    if (names_a_stalled_phase(rules.rules()[i])) candidates.push_back(i);
+  if (candidates.empty()) return std::optional<Finding>();
+  // Each file's last stored line (SQLite takes the bare columns from the
+  // max(line_no) row): one pass over the job's lines.
+  std::optional<Finding> found;
+  Status s = db.each_row(
+      "SELECT f.rel_path, max(l.line_no), coalesce(l.rank, -1), coalesce(l.host, ''), coalesce(l.ts_us, 0), l.text"
+      " FROM (SELECT file_id, end_line AS line_no, rank, host, ts_us, text FROM events WHERE job_id = ?1"
+      "       UNION ALL SELECT file_id, line_no, rank, host, ts_us, text FROM unparsed_lines WHERE job_id = ?1) l"
+      " JOIN files f USING (file_id) GROUP BY l.file_id ORDER BY f.rel_path",
+      {job_id}, [&](const store::Statement& row) {
+        if (found) return;
+        std::string text = row.column_text(5);
+        std::string_view last = text;
+        if (size_t nl = last.rfind('\n'); nl != std::string_view::npos) last.remove_prefix(nl + 1);
+        last = util::trim(last);
+        for (size_t i : candidates) {
+          if (!rules.rule_matches(i, last) || rules.rule_excludes(i, last)) continue;
+          found = describe(rules.rules()[i], Evidence{row.column_text(0), row.column_int(1), std::string(last),
+                                                      static_cast<int>(row.column_int(2)), row.column_text(3),
+                                                      row.column_int(4)});
+          return;
+        }
+      });
+  if (!s) return s.take_error();
+  return found;
+}
+
+}  // namespace ncclpm::diagnose
