@@ -417,6 +417,12 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
   u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
   u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
   u.pid = f.pid;
+  if (u.host.empty()) {
+    if (auto d = parse_declared_host(f.body)) {
+      u.host = d->host;
+      if (u.pid < 0) u.pid = d->pid;
+    }
+  }
   u.producer = frame::producer_name(f.producer);
   u.severity = f.severity;
   u.text = std::string(util::clip(f.body, kMaxUnparsedBytes));

@@ -274,4 +274,18 @@ std::optional<SignalSent> parse_signal_sent(std::string_view b) {
   return SignalSent{to_int(pid), sig};
 }
 
+std::optional<DeclaredHost> parse_declared_host(std::string_view body) {
+  if (!contains(body, "ostname")) return std::nullopt;
+  // The banner is the whole line, after at most one "Component: " label: a
+  // host name that ends the line or is followed by its pid. ("hostname
+  // resolution failed" names no host.)
+  static const RE2 re(
+      R"(^\s*(?:\w+: )?[Hh]ostname(?::\s*|\s*=\s*|\s+)([A-Za-z][A-Za-z0-9.-]*[A-Za-z0-9])(?:,? pid (\d+)\b.*|\s*)$)");
+  std::string host, pid;
+  if (!RE2::FullMatch(sp(body), re, &host, &pid)) return std::nullopt;
+  DeclaredHost d{host, -1};
+  if (!pid.empty()) d.pid = to_int(pid);
+  return d;
+}
+
 }  // namespace ncclpm::recognize

@@ -142,6 +142,29 @@ UPDATE events SET host = (SELECT host FROM rank_hosts h WHERE h.rank = events.ra
 UPDATE unparsed_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = unparsed_lines.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
 DROP TABLE rank_hosts;
+-- A job whose lines name one machine only (under any spelling: node1 and
+-- node1.cluster), and whose communicators span one node where NCCL says, ran
+-- there: its lines with neither host nor rank get it ("Hostname: cn-251" atop
+-- a console, nvidia-smi's output pasted beside it). A line with a rank is
+-- left alone: in a multi-node job whose other nodes' lines name no host, it
+-- may be another node's. A few distinct names tell one machine from several,
+-- so the scan stops early on a big job.
+CREATE TEMP TABLE multi_node AS
+  SELECT 1 AS yes FROM communicators WHERE job_id = ?1 AND (nnodes > 1 OR local_ranks < nranks) LIMIT 1;
+CREATE TEMP TABLE job_hosts AS
+  SELECT host, )SQL" + short_host_sql("host") + R"SQL( AS short FROM (
+    SELECT DISTINCT host FROM (
+      SELECT host FROM events WHERE job_id = ?1 AND host IS NOT NULL
+      UNION ALL SELECT host FROM unparsed_lines WHERE job_id = ?1 AND host IS NOT NULL)
+    WHERE NOT EXISTS (SELECT 1 FROM multi_node) LIMIT 8);
+CREATE TEMP TABLE job_host AS SELECT max(host) AS host FROM job_hosts HAVING count(DISTINCT short) = 1;
+UPDATE events SET host = (SELECT host FROM job_host)
+  WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IS NULL AND EXISTS (SELECT 1 FROM job_host);
+UPDATE unparsed_lines SET host = (SELECT host FROM job_host)
+  WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IS NULL AND EXISTS (SELECT 1 FROM job_host);
+DROP TABLE job_host;
+DROP TABLE job_hosts;
+DROP TABLE multi_node;
 )SQL";
 }
 

@@ -424,6 +424,22 @@ TEST(ParsersPytorch, ParsesSrunTaskExits) {
       "srun: error: Unable to allocate resources: Invalid partition name specified"));
 }
 
+// A banner in which a process names its machine (RETURNN's, a job script's).
+TEST(ParsersPytorch, ReadsTheHostAProcessDeclaresInItsBanner) {
+  auto plain = parse_declared_host("Hostname: cn-251");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->host, "cn-251");
+  EXPECT_EQ(plain->pid, -1);
+  auto returnn = parse_declared_host("Torch: Hostname cn-229, pid 116429, using GPU 2.");
+  ASSERT_TRUE(returnn);
+  EXPECT_EQ(returnn->host, "cn-229");
+  EXPECT_EQ(returnn->pid, 116429);
+  ASSERT_TRUE(parse_declared_host("hostname=gpu-node-07.cluster"));
+  for (const char* other : {"hostname resolution failed for master", "Could not resolve hostname: node3 (retrying)",
+                            "the hostname is too long", "MASTER_ADDR hostname: 10.0.0.1 port 29500"})
+    EXPECT_FALSE(parse_declared_host(other)) << other;
+}
+
 // slurmstepd names the host it stopped the step on (req.c); the reason is kept.
 TEST(ParsersPytorch, ParsesSlurmCancellations) {
   auto step = parse_process_exit(

@@ -5,6 +5,8 @@
 // from the launcher's local-rank tag of a merged console.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "ncclpm/ingest/ingest.h"
 #include "ncclpm/store/schema.h"
 #include "support/test_support.h"
@@ -104,6 +106,61 @@ TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWithoutProofOfOneNode) {
     ingest(std::string(launch) + kWorkerFailed, "job" + std::to_string(++jobs));
     EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), -1) << launch;
   }
+}
+
+// The machine of lines that name none: a job whose lines name one machine,
+// and whose communicators span one node, ran there.
+class JobHosts : public ::testing::Test {
+ protected:
+  void ingest(const std::map<std::string, std::string>& files) {
+    for (const auto& [name, text] : files) write_file(tmp_ / "logs" / name, text);
+    ingest::Options o;
+    o.paths = {tmp_ / "logs"};
+    o.db_path = tmp_ / "x.db";
+    auto r = ingest::run(o);
+    ASSERT_TRUE(r) << r.error().message;
+    auto db = open_for_reading(o.db_path);
+    ASSERT_TRUE(db) << db.error().message;
+    db_ = std::move(db).value();
+  }
+  std::string host_of(const std::string& marker) {
+    auto st = db_.prepare(
+        "SELECT coalesce(host, '') FROM (SELECT host, text FROM events UNION ALL SELECT host, text FROM unparsed_lines)"
+        " WHERE instr(text, ?) > 0");
+    EXPECT_TRUE(st);
+    if (!st || !st->bind_all({marker}) || !st->step()) {
+      ADD_FAILURE() << "no line holds " << marker;
+      return "?";
+    }
+    return st->column_text(0);
+  }
+  TempDir tmp_;
+  Connection db_;
+};
+
+TEST_F(JobHosts, ABannerNamingTheOneMachineGivesItToLinesWithNeitherHostNorRank) {
+  ingest({{"console.log",
+           "RETURNN starting up, version 1.2024, pid 6472\n"
+           "Hostname: cn-251\n"
+           "ep 272 train, step 176, ce 0.424\n"
+           "Unhandled exception <class 'RuntimeError'> marker-exception\n"},
+          {"nvidia-smi.log", "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error marker-smi\n"}});
+  EXPECT_EQ(host_of("Hostname: cn-251"), "cn-251");
+  EXPECT_EQ(host_of("marker-exception"), "cn-251");
+  EXPECT_EQ(host_of("marker-smi"), "cn-251") << "another file of the same one-machine job";
+}
+
+TEST_F(JobHosts, LinesWithARankOrAJobOnSeveralNodesGetNoMachineOfAnothersLines) {
+  // node2's NCCL file names its host; node1's console does not: its ranked
+  // lines may be another node's.
+  ingest({{"node1.log", "[rank1]: RuntimeError: CUDA error: marker-ranked\n"},
+          {"nccl.node2.log", "node2:200:200 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n"}});
+  EXPECT_EQ(host_of("marker-ranked"), "");
+}
+
+TEST_F(JobHosts, NoMachineIsGivenWhenNcclSaysTheCommunicatorSpansNodes) {
+  ingest({{"node-a.log", std::string(kInitA1) + "an untagged line marker-untagged\n"}});
+  EXPECT_EQ(host_of("marker-untagged"), "");
 }
 
 }  // namespace
