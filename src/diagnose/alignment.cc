@@ -96,14 +96,15 @@ void culprits_from_coll(const JobFacts& f, Alignment& a) {
 }
 
 // Ranks that wrote logs but never reported the timeout everyone else hit
-// were not waiting in that collective: they were somewhere else.
+// were not waiting in that collective: they were somewhere else. (A rank
+// whose own timeout report was cut short did report one.)
 void culprits_from_silence(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.victims.empty()) return;
   std::set<int> silent;
   for (int r : f.ranks) {
     auto enq = a.last_enqueued.find(r);
     bool issued = enq != a.last_enqueued.end() && enq->second >= a.seq;  // its status says it got there
-    if (a.victims.count(r) == 0 && !issued) silent.insert(r);
+    if (a.victims.count(r) == 0 && !issued && f.cut_timeout_ranks.count(r) == 0) silent.insert(r);
   }
   if (!silent.empty() && a.victims.size() >= silent.size() && a.victims.size() + silent.size() >= 2) {
     a.culprits = silent;

@@ -120,6 +120,7 @@ struct JobFacts {
   std::set<int> ranks;
   std::map<int, std::string> host_of_rank;
   std::vector<TimeoutRecord> timeouts;
+  std::set<int> cut_timeout_ranks;               ///< reported a timeout in a line cut before its record
   std::vector<StatusRecord> statuses;
   std::vector<Failure> failures;                 ///< tracebacks and hard exits, in time order
   std::map<std::string, std::string> nccl_env;   ///< NCCL_* set by environment

@@ -186,6 +186,26 @@ TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   EXPECT_EQ(d.findings.front().category, "network_ib");
 }
 
+// A rank that never reported the timeout the others hit was elsewhere; a
+// rank whose own report was cut short (a paste clipped at the terminal's
+// width) did report one, and is no suspect.
+TEST(Silence, ARankWhoseTimeoutReportWasCutIsNotTheOneThatNeverIssuedIt) {
+  const std::string timeout3 =
+      "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=77, OpType=_ALLGATHER_BASE, NumelIn=1024, NumelOut=4096, Timeout(ms)=1800000) ran for "
+      "1800042 milliseconds before timing out.\n";
+  auto cut = diagnose_log("[rank1]: step 9 loss 1.0\n" + timeout3 +
+                          "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught colle\n");
+  EXPECT_EQ(find_rule(cut, "rank-never-issued-collective"), nullptr);
+  ASSERT_TRUE(cut.has_root_cause());
+  EXPECT_EQ(cut.findings.front().category, "collective_timeout");
+
+  auto silent = diagnose_log("[rank1]: step 9 loss 1.0\n" + timeout3);
+  const diagnose::Finding* never = find_rule(silent, "rank-never-issued-collective");
+  ASSERT_NE(never, nullptr) << "without the cut report rank 1 is the one that was elsewhere";
+  EXPECT_EQ(never->culprit_ranks, std::vector<int>{1});
+}
+
 // PyTorch's mismatch report and the never-issued analysis blame the same
 // rank for the same collective: one root cause, the other corroborates it.
 TEST(Mismatch, TwoFindingsOfOneCategoryBlamingOneRankTellOneStory) {
