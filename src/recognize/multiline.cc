@@ -52,6 +52,17 @@ bool is_rich_box_line(std::string_view t) {
   return t.starts_with("\u2502") || t.starts_with("\u2570\u2500") || t.starts_with("\u256d\u2500");
 }
 
+// The frame a line names (file, line, function by `re`'s three groups), if it names one.
+void note_frame(const RE2& re, std::string_view line, Traceback& tb) {
+  std::string file, func;
+  int lineno = 0;
+  if (!RE2::PartialMatch(sp(line), re, &file, &lineno, &func)) return;
+  tb.last_file = file;
+  tb.last_line = lineno;
+  tb.last_func = func;
+  ++tb.frames;
+}
+
 }  // namespace
 
 // Its top border, or its bottom one when a paste was cut inside the box: the
@@ -82,29 +93,16 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     return append();
   }
   if (!block.after_exception) {
+    // A frame's line: Python's indented `File "x.py", line 12, in f` (or the
+    // source line under it), or rich's "│ /path/to/x.py:12 in f │".
+    static const RE2 python_frame_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
+    static const RE2 rich_frame_re("^\u2502 (\\S+):(\\d+) in (\\S+)");
     if (is_rich_box_line(t)) {
-      // "│ /path/to/file.py:989 in convert │": a frame in rich's words.
-      static const RE2 rich_frame_re("^\u2502 (\\S+):(\\d+) in (\\S+)");
-      std::string file, func;
-      int lineno = 0;
-      if (RE2::PartialMatch(sp(t), rich_frame_re, &file, &lineno, &func)) {
-        block.tb.last_file = file;
-        block.tb.last_line = lineno;
-        block.tb.last_func = func;
-        ++block.tb.frames;
-      }
+      note_frame(rich_frame_re, t, block.tb);
       return append();
     }
-    if (b.size() > t.size()) {  // indented: a frame or its source line
-      static const RE2 file_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
-      std::string file, func;
-      int lineno = 0;
-      if (RE2::PartialMatch(sp(t), file_re, &file, &lineno, &func)) {
-        block.tb.last_file = file;
-        block.tb.last_line = lineno;
-        block.tb.last_func = func;
-        ++block.tb.frames;
-      }
+    if (b.size() > t.size()) {
+      note_frame(python_frame_re, t, block.tb);
       return append();
     }
     std::string type, message;

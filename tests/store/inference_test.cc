@@ -17,20 +17,25 @@ namespace {
 using testing::TempDir;
 using testing::write_file;
 
+// Writes `files` into `dir`, ingests it into DIR.db and opens that for reading.
+Connection ingest_files(const std::filesystem::path& dir, const std::map<std::string, std::string>& files) {
+  for (const auto& [name, text] : files) write_file(dir / name, text);
+  ingest::Options o;
+  o.paths = {dir};
+  o.db_path = dir.string() + ".db";
+  auto r = ingest::run(o);
+  EXPECT_TRUE(r) << r.error().message;
+  auto db = open_for_reading(o.db_path);
+  EXPECT_TRUE(db) << db.error().message;
+  return db ? std::move(db).value() : Connection();
+}
+
 // Ingests `console` as one file; returns rank (or -1) of the line holding `marker`.
 class ConsoleRanks : public ::testing::Test {
  protected:
   // Each `job` in a directory and database of its own.
   void ingest(const std::string& console, const std::string& job = "logs") {
-    write_file(tmp_ / (job + "/console.log"), console);
-    ingest::Options o;
-    o.paths = {tmp_ / job};
-    o.db_path = tmp_ / (job + ".db");
-    auto r = ingest::run(o);
-    ASSERT_TRUE(r) << r.error().message;
-    auto db = open_for_reading(o.db_path);
-    ASSERT_TRUE(db) << db.error().message;
-    db_ = std::move(db).value();
+    db_ = ingest_files(tmp_ / job, {{"console.log", console}});
   }
   int64_t rank_of(const std::string& marker) {
     auto st = db_.prepare(
@@ -112,17 +117,7 @@ TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWithoutProofOfOneNode) {
 // and whose communicators span one node, ran there.
 class JobHosts : public ::testing::Test {
  protected:
-  void ingest(const std::map<std::string, std::string>& files) {
-    for (const auto& [name, text] : files) write_file(tmp_ / "logs" / name, text);
-    ingest::Options o;
-    o.paths = {tmp_ / "logs"};
-    o.db_path = tmp_ / "x.db";
-    auto r = ingest::run(o);
-    ASSERT_TRUE(r) << r.error().message;
-    auto db = open_for_reading(o.db_path);
-    ASSERT_TRUE(db) << db.error().message;
-    db_ = std::move(db).value();
-  }
+  void ingest(const std::map<std::string, std::string>& files) { db_ = ingest_files(tmp_ / "logs", files); }
   std::string host_of(const std::string& marker) {
     auto st = db_.prepare(
         "SELECT coalesce(host, '') FROM (SELECT host, text FROM events UNION ALL SELECT host, text FROM unparsed_lines)"
