@@ -92,7 +92,9 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
   if (const vocab::CatalogEntry* c = entry) {
     if (!c->is_error() && !error_kind(kind)) return std::nullopt;
     e.category = c->category;
-    e.severity = c->is_error() ? c->severity : "error";
+    // A notice is a message its producer prints and carries on after (NCCL
+    // falling back to sockets when it cannot load libibverbs): kept as such.
+    e.severity = c->is_error() || c->severity == "notice" ? c->severity : "error";
     e.role = c->role;
     e.named_by = c->catalog + " catalogue (" + c->source + ")";
     e.catalog = c->catalog;
@@ -189,15 +191,17 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
 std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, const JobFacts& facts) {
   if (errors.empty()) return std::nullopt;
   // A failure reported as a consequence of another (a peer closing its
-  // socket, torchrun's summary) leads only when nothing else is there.
-  auto lead = std::find_if(errors.begin(), errors.end(), [](const ErrorLine& e) { return e.role != "consequence"; });
+  // socket, torchrun's summary), or a notice its producer carried on after,
+  // leads only when nothing else is there.
+  auto telling = [](const ErrorLine& e) { return e.role != "consequence" && e.severity != "notice"; };
+  auto lead = std::find_if(errors.begin(), errors.end(), telling);
   if (lead == errors.end()) lead = errors.begin();
   // Time orders lines across files; within one file, lines are in the order
   // they were written: an error without a time above the lead in its own
   // file came first (a launcher's line among a worker's timed ones).
   if (lead->at.ts_us != 0) {
     for (auto e = errors.begin(); e != errors.end(); ++e)
-      if (e->role != "consequence" && e->at.ts_us == 0 && e->at.file == lead->at.file && e->at.line < lead->at.line)
+      if (telling(*e) && e->at.ts_us == 0 && e->at.file == lead->at.file && e->at.line < lead->at.line)
         lead = e;
   }
   Finding f;
@@ -229,7 +233,7 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
                                               const std::vector<Finding>& existing) {
   std::map<std::string, Finding> by_category;
   for (const ErrorLine& e : errors) {
-    if (e.catalog != "nccl" || e.role == "consequence") continue;
+    if (e.catalog != "nccl" || e.role == "consequence" || e.severity == "notice") continue;
     bool named = std::any_of(existing.begin(), existing.end(), [&](const Finding& f) { return f.category == e.category; });
     if (named) continue;
     auto [it, fresh] = by_category.try_emplace(e.category);
@@ -355,6 +359,7 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
     if (st != progress->stage_of.end() && st->second == 4) continue;
     // An NCCL error in a job whose NCCL logged its start-up and never printed
     // Init COMPLETE, or any error on the start-up path itself.
+    if (e.severity == "notice") continue;  // NCCL carried on after it
     bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced" ||
                       e.catalog == "nccl";
     bool never_complete = !progress->by_stage.empty() && !progress->any_complete;

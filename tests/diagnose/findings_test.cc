@@ -107,6 +107,24 @@ TEST(Lead, AConnectionThatCouldNotBeMadeIsASocketFailureByItsWords) {
   }
 }
 
+// NCCL warns that it cannot load libibverbs and goes on over sockets: a
+// notice (rules/catalog/nccl.tsv), no cause; it leads only when nothing else is there.
+TEST(Lead, ANoticeNcclCarriedOnAfterIsNoCauseAndLeadsOnlyAlone) {
+  const std::string notice =
+      "GPU9:10330:10330 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+      "GPU9:10330:10330 [0] NCCL INFO Using network Socket\n";
+  auto d = diagnose_log(notice + "[rank1]: FrobnicatorError: the flux capacitor overheated\n");
+  EXPECT_EQ(find_rule(d, "nccl-warning-catalogued"), nullptr);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(d.findings.front().evidence[0].text, "FrobnicatorError: the flux capacitor overheated");
+
+  auto alone = diagnose_log(notice);
+  ASSERT_TRUE(alone.has_root_cause()) << "an error line still leads somewhere";
+  EXPECT_EQ(alone.findings.front().rule, "earliest-error-line");
+  EXPECT_LT(alone.findings.front().confidence, 0.5);
+}
+
 TEST(Lead, LogsWithoutAnErrorLineHaveNoRootCause) {
   auto d = diagnose_log("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.1\nall done\n");
   EXPECT_FALSE(d.has_root_cause());
