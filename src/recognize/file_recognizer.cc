@@ -421,6 +421,7 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
     if (auto d = parse_declared_host(f.body)) {
       u.host = d->host;
       if (u.pid < 0) u.pid = d->pid;
+      if (u.rank < 0) u.rank = d->rank;
     }
   }
   u.producer = frame::producer_name(f.producer);

@@ -274,7 +274,30 @@ std::optional<SignalSent> parse_signal_sent(std::string_view b) {
   return SignalSent{to_int(pid), sig};
 }
 
+// nccl-tests (src/common.h, common.cu): its failure messages and its device list.
+std::optional<DeclaredHost> parse_nccl_tests_host(std::string_view body) {
+  static const RE2 failure(R"(^(\S+): Test (?:CUDA|NCCL) failure \S+:\d+ )");
+  static const RE2 failure_pid(R"(^\s*\.\. (\S+) pid (\d+): Test failure \S+:\d+)");
+  static const RE2 device(R"(^#\s+Rank\s+(\d+) Group\s+\d+ Pid\s+(\d+) on\s+(\S+) device\s+\d+ )");
+  DeclaredHost d;
+  std::string pid, rank;
+  if (RE2::PartialMatch(sp(body), failure, &d.host)) return d;
+  if (RE2::PartialMatch(sp(body), failure_pid, &d.host, &pid)) {
+    d.pid = to_int(pid);
+    return d;
+  }
+  if (RE2::PartialMatch(sp(body), device, &rank, &pid, &d.host)) {
+    d.pid = to_int(pid);
+    d.rank = static_cast<int>(to_int(rank));
+    return d;
+  }
+  return std::nullopt;
+}
+
 std::optional<DeclaredHost> parse_declared_host(std::string_view body) {
+  if (contains(body, "Test ") || contains(body, " Pid ")) {
+    if (auto d = parse_nccl_tests_host(body)) return d;
+  }
   if (!contains(body, "ostname")) return std::nullopt;
   // The banner is the whole line, after at most one "Component: " label: a
   // host name that ends the line or is followed by its pid. ("hostname

@@ -435,6 +435,20 @@ TEST(ParsersPytorch, ReadsTheHostAProcessDeclaresInItsBanner) {
   EXPECT_EQ(returnn->host, "cn-229");
   EXPECT_EQ(returnn->pid, 116429);
   ASSERT_TRUE(parse_declared_host("hostname=gpu-node-07.cluster"));
+  // nccl-tests' own lines start with the host (common.h, common.cu).
+  auto failure = parse_declared_host("test: Test CUDA failure common.cu:941 'system not yet initialized'");
+  ASSERT_TRUE(failure);
+  EXPECT_EQ(failure->host, "test");
+  auto with_pid = parse_declared_host(" .. node7 pid 54340: Test failure common.cu:891");
+  ASSERT_TRUE(with_pid);
+  EXPECT_EQ(with_pid->host, "node7");
+  EXPECT_EQ(with_pid->pid, 54340);
+  auto device = parse_declared_host("#  Rank  3 Group  0 Pid  54340 on      node7 device  3 [0x18] NVIDIA H100 80GB HBM3");
+  ASSERT_TRUE(device);
+  EXPECT_EQ(device->host, "node7");
+  EXPECT_EQ(device->pid, 54340);
+  EXPECT_EQ(device->rank, 3);
+  EXPECT_FALSE(parse_declared_host("Test failure rate: 3 of 10"));
   for (const char* other : {"hostname resolution failed for master", "Could not resolve hostname: node3 (retrying)",
                             "the hostname is too long", "MASTER_ADDR hostname: 10.0.0.1 port 29500"})
     EXPECT_FALSE(parse_declared_host(other)) << other;

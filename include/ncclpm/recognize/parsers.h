@@ -65,12 +65,16 @@ bool parse_rank_timer_line(std::string_view body, std::string& timer, RankTimers
 std::optional<ProcessExit> parse_process_exit(std::string_view body);      // C.2, D
 std::optional<SignalSent> parse_signal_sent(std::string_view body);        // C.2
 
-/// The machine a process says it runs on, in a start-up banner of its own
-/// ("Hostname: cn-251", RETURNN's "Torch: Hostname cn-229, pid 116429, using
-/// GPU 2."): the host, and the pid when the banner gives it (else -1).
+/// The machine a process says it runs on, in a line of its own about itself:
+/// a banner ("Hostname: cn-251", RETURNN's "Torch: Hostname cn-229, pid
+/// 116429, using GPU 2."), or nccl-tests' lines, which start with the host
+/// ("node1: Test CUDA failure common.cu:891 '...'", " .. node1 pid 5434: Test
+/// failure common.cu:891", "#  Rank  3 Group  0 Pid  54340 on node1 device  3
+/// [0x18] NVIDIA H100"). The pid and the rank where the line gives them (else -1).
 struct DeclaredHost {
   std::string host;
   int64_t pid = -1;
+  int rank = -1;
 };
 std::optional<DeclaredHost> parse_declared_host(std::string_view body);
 
