@@ -430,6 +430,12 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   if (!facts_or) return facts_or.take_error();
   JobFacts& facts = *facts_or;
   Alignment a = align_collectives(facts);
+  // Ranks blamed for their silence may have reported their timeout in a line
+  // cut short: those lines are read only then.
+  if (a.culprit_basis == "silent") {
+    if (Status s = load_cut_timeout_ranks(db, facts); !s) return s.take_error();
+    if (!facts.cut_timeout_ranks.empty()) a = align_collectives(facts);
+  }
   auto fired = evaluate_rules(db, facts, a, rules);
   if (!fired) return fired.take_error();
 

@@ -144,16 +144,6 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         f.timeouts.push_back(std::move(t));
       });
   if (!s) return s.take_error();
-  // A rank whose watchdog report was cut before its record ("[Rank 1]
-  // Watchdog caught colle", a paste clipped at the terminal's width) timed out
-  // too, in a collective the cut hides: it was waiting, not elsewhere.
-  if (!f.timeouts.empty()) {
-    s = each_row(db,
-        "SELECT DISTINCT rank FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND severity IN ('E', 'F')"
-        " AND text LIKE '%Watchdog caught%'",
-        job_id, [&](const store::Statement& r) { f.cut_timeout_ranks.insert(static_cast<int>(r.column_int(0))); });
-    if (!s) return s.take_error();
-  }
 
   s = each_row(db,
       std::string("SELECT ") + kLocatedColumns +
@@ -366,6 +356,13 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
   if (err) return *err;
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+Status load_cut_timeout_ranks(store::Connection& db, JobFacts& f) {
+  return each_row(db,
+      "SELECT DISTINCT rank FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND severity IN ('E', 'F')"
+      " AND text LIKE '%Watchdog caught%'",
+      f.job_id, [&](const store::Statement& r) { f.cut_timeout_ranks.insert(static_cast<int>(r.column_int(0))); });
 }
 
 }  // namespace ncclpm::diagnose

@@ -143,6 +143,12 @@ struct JobFacts {
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id);
 
+/// Fills `cut_timeout_ranks`: a rank whose watchdog report was cut before its
+/// record ("[Rank 1] Watchdog caught colle", a paste clipped at the terminal's
+/// width) timed out too, in a collective the cut hides. It scans every stored
+/// line, so diagnose reads it only when the silence analysis needs it.
+Status load_cut_timeout_ranks(store::Connection& db, JobFacts& f);
+
 /// A row whose first six columns are rel_path, line_no, rank, host, ts_us, text.
 Located read_located(const store::Statement& row);
 

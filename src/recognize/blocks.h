@@ -32,6 +32,9 @@ struct FileRecognizer::Summary {
 /// The text a torchrun summary entry is stored as.
 std::string describe_summary_entry(const ProcessExit& x);
 
+/// Makes `e` the event of a torchrun summary entry: its process, its text, its detail.
+void fill_summary_entry_event(Event& e, const ProcessExit& x);
+
 /// A line that opens a traceback drawn by the `rich` library: its top border,
 /// or its bottom one when the paste was cut inside the box.
 bool opens_rich_traceback(std::string_view trimmed);

@@ -438,13 +438,7 @@ void FileRecognizer::finish() {
     Event e;
     e.kind = EventKind::kProcessExit;
     e.line_no = e.end_line = summary_->first_line;
-    e.rank = summary_->entry.rank;
-    e.local_rank = summary_->entry.local_rank;
-    e.pid = summary_->entry.pid;
-    e.host = summary_->entry.host;
-    e.severity = 'E';
-    e.text = describe_summary_entry(summary_->entry);
-    e.detail = summary_->entry;
+    fill_summary_entry_event(e, summary_->entry);
     push(std::move(e), s);
   }
   summary_.reset();

@@ -173,6 +173,16 @@ std::string describe_summary_entry(const ProcessExit& x) {
          ") exitcode: " + code + " (pid: " + std::to_string(x.pid) + ") " + x.message;
 }
 
+void fill_summary_entry_event(Event& e, const ProcessExit& x) {
+  e.rank = x.rank;
+  e.local_rank = x.local_rank;
+  e.pid = x.pid;
+  e.host = x.host;
+  e.severity = 'E';
+  e.text = describe_summary_entry(x);
+  e.detail = x;
+}
+
 bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, Stream& s) {
   Summary& sum = *summary_;
   std::string_view t = util::trim(f.body);
@@ -181,13 +191,7 @@ bool FileRecognizer::continue_summary(const PhysicalLine& line, const Frame& f, 
     Event e = make_event(EventKind::kProcessExit, line, f);
     e.line_no = sum.first_line;
     e.end_line = line.line_no;
-    e.rank = sum.entry.rank;
-    e.local_rank = sum.entry.local_rank;
-    e.pid = sum.entry.pid;
-    e.host = sum.entry.host;
-    e.severity = 'E';
-    e.text = describe_summary_entry(sum.entry);
-    e.detail = sum.entry;
+    fill_summary_entry_event(e, sum.entry);
     sum.last_event = push(std::move(e), s);
     sum.have_entry = false;
     sum.entry = ProcessExit{};
