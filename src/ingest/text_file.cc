@@ -4,10 +4,9 @@
 #include <simdjson.h>
 
 #include "file_parser.h"
+#include "line_mender.h"
 #include "ncclpm/frame/framer.h"
 #include "ncclpm/read/line_reader.h"
-#include "ncclpm/recognize/parsers.h"
-#include "ncclpm/util/text.h"
 
 namespace ncclpm::ingest {
 namespace {
@@ -82,63 +81,21 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   simdjson::ondemand::parser json_parser;
   JsonRecord record;
 
-  // A WorkNCCL record hard-wrapped mid-token ("...SeqNum=9713, OpT" / "ype=...")
-  // is held back one line and rejoined when the next line has no prefix.
-  std::optional<read::PhysicalLine> held;
-  std::string held_text;
-  auto feed_one = [&](const read::PhysicalLine& l) {
+  // Wrapped and glued lines are mended before the recognizer sees them.
+  LineMender mender(framer, [&](const read::PhysicalLine& l, const frame::Frame& f, int rows) {
+    recognizer.feed(l, f, rows);
+  });
+  if (!json_lines) mender.set_terminal_wrap(learn_terminal_wrap(views, framer));
+  auto feed = [&](const read::PhysicalLine& l) {
     if (json_lines && parse_json_record(l.text, json_parser, record)) {
+      mender.finish();  // what it holds came first
       frame::Frame f = framer.frame(record.message);
       if (f.rank < 0 && record.rank >= 0) f.rank = static_cast<int>(record.rank);
       if (f.host.empty() && !record.host.empty()) f.host = record.host;
       recognizer.feed(l, f);
       return;
     }
-    frame::Frame f = framer.frame(l.text);
-    read::PhysicalLine rest = l;
-    if (f.glued_at > 0) {
-      // Another stream's progress bar ends where this log line begins: two
-      // log lines that lost the newline between them. The bar is a line of
-      // its own rank; both keep the physical line's number and count as read.
-      read::PhysicalLine bar = l;
-      bar.text = l.text.substr(0, f.glued_at);
-      bar.full_bytes = static_cast<int64_t>(bar.text.size()) - 1;  // its missing newline is counted
-      bar.oversized = false;
-      rest.text = l.text.substr(f.glued_at);
-      rest.byte_offset += static_cast<int64_t>(f.glued_at);
-      rest.full_bytes -= bar.full_bytes + 1;
-      recognizer.feed(bar, framer.frame(bar.text));
-      f = framer.frame(rest.text);
-    }
-    // WorkNCCL records come from PyTorch, never from NCCL's own (high-volume) lines.
-    if (f.producer != frame::Producer::kNccl && f.body.find("WorkNCCL(") != std::string_view::npos &&
-        !recognize::parse_work_record(f.body)) {
-      held = rest;
-      held_text.assign(rest.text);
-      held->text = held_text;
-      return;
-    }
-    recognizer.feed(rest, f);
-  };
-  auto feed = [&](const read::PhysicalLine& l) {
-    if (held) {
-      read::PhysicalLine first = *held;
-      held.reset();
-      bool continues = !framer.frame(l.text).had_prefix;
-      if (continues) {
-        std::string joined = held_text + std::string(l.text);
-        frame::Frame f = framer.frame(joined);
-        if (recognize::parse_work_record(f.body)) {
-          read::PhysicalLine both = first;
-          both.text = joined;
-          both.full_bytes = static_cast<int64_t>(joined.size());
-          recognizer.feed(both, f, 2);
-          return;
-        }
-      }
-      recognizer.feed(first, framer.frame(first.text));
-    }
-    feed_one(l);
+    mender.add(l);
   };
   // COLL lines are encoded here, on the parsing thread, as they are read:
   // the writer then stores a few blobs instead of a row per line.
@@ -175,11 +132,7 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     drain(false);
     if (pending() >= kBatchRows) flush(false);
   }
-  if (held) {
-    read::PhysicalLine last = *held;
-    held.reset();
-    recognizer.feed(last, framer.frame(last.text));
-  }
+  mender.finish();
   recognizer.finish();
   flush(true);
   batch.outcome.counts = recognizer.counts();

@@ -5,7 +5,10 @@
 // and the known culprits; per category, for the dev and holdout splits, and
 // overall (last line). Run through scripts/field-score.sh.
 //
-//   field_score [--verbose] [--write-scoreboard] [--rules DIR] [--only SLUG]
+//   field_score [--verbose] [--write-scoreboard] [--rules DIR] [--only SLUG] [--corpus DIR]
+//
+// --corpus scores another copy of the corpus (a new batch kept apart while
+// rules change, or the corpus as it was at an older commit).
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -18,6 +21,7 @@ int main(int argc, char** argv) {
   using namespace ncclpm;
   bool verbose = false, write = false;
   std::string rules_dir = rules::RuleSet::default_dir().string(), only;
+  std::string corpus = testing::source_path("fixtures/field").string();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--verbose") {
@@ -28,17 +32,20 @@ int main(int argc, char** argv) {
       rules_dir = argv[++i];
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (a == "--corpus" && i + 1 < argc) {
+      corpus = argv[++i];
     } else {
-      std::cerr << "usage: field_score [--verbose] [--write-scoreboard] [--rules DIR] [--only SLUG]\n";
+      std::cerr << "usage: field_score [--verbose] [--write-scoreboard] [--rules DIR] [--only SLUG] [--corpus DIR]\n";
       return 2;
     }
   }
-  if (write && (!only.empty() || rules_dir != rules::RuleSet::default_dir().string())) {
-    std::cerr << "field_score: --write-scoreboard records the shipped rules on every incident: not with --only or --rules\n";
+  if (write && (!only.empty() || rules_dir != rules::RuleSet::default_dir().string() ||
+                corpus != testing::source_path("fixtures/field").string())) {
+    std::cerr << "field_score: --write-scoreboard records the shipped rules on every incident: not with --only, --rules or --corpus\n";
     return 2;
   }
   std::vector<std::string> problems;
-  auto incidents = testing::load_field_corpus(testing::source_path("fixtures/field"), problems);
+  auto incidents = testing::load_field_corpus(corpus, problems);
   for (const std::string& p : problems) std::cerr << "field_score: error: " << p << "\n";
   if (!only.empty()) std::erase_if(incidents, [&](const auto& i) { return i.slug != only; });
   std::vector<testing::FieldOutcome> outcomes;

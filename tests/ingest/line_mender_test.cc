@@ -1,0 +1,130 @@
+// tests/ingest/line_mender_test.cc
+//
+// Lines a terminal cut into rows are read as the lines they were; lines that
+// only happen to fill the window are left alone.
+#include <gtest/gtest.h>
+
+#include "ingest/line_mender.h"
+#include "ncclpm/store/schema.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+
+namespace ncclpm {
+namespace {
+
+using testing::run_ncclpm;
+using testing::TempDir;
+using testing::write_file;
+
+int64_t count(const fs::path& db, const std::string& sql) {
+  auto c = store::open_for_reading(db);
+  EXPECT_TRUE(c) << (c ? "" : c.error().to_string());
+  if (!c) return -1;
+  auto n = c->scalar_int(sql);
+  return n ? *n : -1;
+}
+
+// Cuts `line` into rows of `width` columns, the way a terminal shows it; the
+// first row is `first` columns when the line began mid-row (what came before
+// it on that row is not part of the paste). With `pad`, the last row is padded
+// with spaces to the width (tmux, screen).
+std::string as_terminal(const std::string& line, size_t width, bool pad, size_t first = 0) {
+  std::string out;
+  size_t at = 0, row = first != 0 ? first : width;
+  while (at < line.size()) {
+    std::string part = line.substr(at, row);
+    at += part.size();
+    bool began_mid_row = at == part.size() && first != 0;
+    if (pad && part.size() < width && !began_mid_row) part.append(width - part.size(), ' ');
+    out += part + "\n";
+    row = width;
+  }
+  return out;
+}
+
+const std::string kTimeout =
+    "[rank7]:[E821 16:40:45.240894715 ProcessGroupNCCL.cpp:632] [Rank 7] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=5701784, OpType=_ALLGATHER_BASE, NumelIn=6288000, NumelOut=50304000, "
+    "Timeout(ms)=1800000) ran for 1800006 milliseconds before timing out.";
+const std::string kStatus =
+    "[rank7]:[E821 16:40:45.241026910 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank 7]  failure "
+    "detected by watchdog at work sequence id: 5701784 PG status: last enqueued work: 5701814, last completed "
+    "work: 5701783";
+const std::string kStuck =
+    "[rank6]:[E429 13:55:49.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 6] "
+    "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
+    "collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog.";
+
+TEST(LineMender, TmuxPaddedRowsAreOneLineAgain) {
+  TempDir t;
+  // The timeout began mid-row: its first row is short and ends mid-word.
+  write_file(t / "logs/console.log", as_terminal(kTimeout, 120, true, 89) + as_terminal(kStatus, 120, true));
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records JOIN events USING (event_id)"
+                              " WHERE context = 'watchdog_timeout' AND seq = 5701784 AND rank = 7"
+                              " AND line_no = 1 AND end_line = 3"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'pg_status' AND line_no = 4"), 1);
+  EXPECT_EQ(count(t / "x.db", "SELECT lines_read FROM files"), 5);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
+TEST(LineMender, UnpaddedRowsAreOneLineAgain) {
+  TempDir t;
+  write_file(t / "logs/console.log", as_terminal(kStuck, 100, false) + as_terminal(kTimeout, 100, false));
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'watchdog_stuck' AND line_no = 1"
+                              " AND text LIKE '%monitoring enqueued collectives%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records WHERE context = 'watchdog_timeout'"), 1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
+TEST(LineMender, LinesThatOnlyFillTheWindowStayApart) {
+  TempDir t;
+  // Equal-length NCCL lines, then a full-width line followed by lines that
+  // begin as fresh lines do: no terminal cut anything here.
+  std::string nccl;
+  for (int i = 0; i < 6; ++i)
+    nccl += "host-a:1234:1300 [" + std::to_string(i) + "] NCCL INFO [Service thread] Connection closed by localRank 7\n";
+  std::string full(nccl.substr(0, nccl.find('\n')).size(), 'x');
+  write_file(t / "logs/console.log", nccl + full + "\nHostname: host-a\n" + full + "\n[rank0]: Traceback\n");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM unparsed_lines)"), 10);
+}
+
+TEST(LineMender, LearnsTheWidthOnlyFromRowsThatGoOn) {
+  frame::Framer framer;
+  std::vector<std::string> rows;
+  for (const std::string& line : {kStuck, kTimeout}) {
+    std::string cut = as_terminal(line, 100, false);
+    for (size_t at = 0; at < cut.size();) {
+      size_t nl = cut.find('\n', at);
+      rows.push_back(cut.substr(at, nl - at));
+      at = nl + 1;
+    }
+  }
+  std::vector<std::string_view> views(rows.begin(), rows.end());
+  auto wrap = ingest::learn_terminal_wrap(views, framer);
+  ASSERT_TRUE(wrap.has_value());
+  EXPECT_EQ(wrap->width, 100u);
+  EXPECT_FALSE(wrap->padded);
+  // The same lines whole: their longest line is not followed by a row that goes on.
+  std::vector<std::string_view> whole{kStuck, kTimeout, kStatus};
+  EXPECT_FALSE(ingest::learn_terminal_wrap(whole, framer).has_value());
+}
+
+TEST(LineMender, CountsColumnsNotBytes) {
+  EXPECT_EQ(ingest::display_columns("42%|\xe2\x96\x88\xe2\x96\x88  |"), 9u);
+  ingest::TerminalWrap padded{8, true};
+  EXPECT_TRUE(padded.cut("abcdefgh"));
+  EXPECT_FALSE(padded.cut("abcdef  "));  // a line's end, padded
+  EXPECT_FALSE(padded.cut("abc"));
+}
+
+}  // namespace
+}  // namespace ncclpm
