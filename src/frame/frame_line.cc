@@ -292,11 +292,11 @@ void Framer::peel_producer(std::string_view& rest, Frame& f) {
   if (rest.empty()) return;
   if (rest[0] == '[') {
     if (peel_c10(rest, f) || peel_nccl(rest, f) || peel_deepspeed(rest, f) || peel_hf_logging(rest, f) ||
-        peel_py_logging(rest, f))
+        peel_nemo(rest, f) || peel_py_logging(rest, f))
       return;
     return;
   }
-  if (peel_nccl(rest, f) || peel_glog(rest, f) || peel_py_logging(rest, f)) return;
+  if (peel_nccl(rest, f) || peel_glog(rest, f) || peel_vllm(rest, f) || peel_py_logging(rest, f)) return;
 }
 
 void Framer::peel_pg_prefix(Frame& f) {

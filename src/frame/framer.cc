@@ -423,4 +423,67 @@ bool peel_deepspeed(std::string_view& rest, Frame& f) {
   return true;
 }
 
+// NeMo's formatter (nemo/utils/formatters/base.py), level as one letter:
+// [NeMo W 2023-01-18 07:39:42 exp_manager:423] msg
+// [NeMo I 2025-03-01 10:00:00 nemo/collections/llm/api.py:88][train()] msg
+bool peel_nemo(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  if (s.size() < 12 || !s.starts_with("[NeMo ") || !is_severity(s[6]) || s[7] != ' ') return false;
+  Timestamp ts;
+  size_t n = parse_date_time(s.substr(8), ts);
+  size_t i = 8 + n;
+  if (n == 0 || !consume(s, i, " ")) return false;
+  size_t close = s.find(']', i);
+  if (close == std::string_view::npos || close - i > 300 || !split_file_line(s.substr(i, close - i), f))
+    return false;
+  i = close + 1;
+  if (i < s.size() && s[i] == '[') {  // the function, in the relative-path variant
+    size_t end = s.find(']', i);
+    if (end != std::string_view::npos && end - i < 120) i = end + 1;
+  }
+  if (i < s.size() && s[i] == ' ') ++i;
+  f.producer = Producer::kPyLogging;
+  f.severity = s[6] == 'C' ? 'F' : s[6];
+  f.ts = ts;
+  rest = s.substr(i);
+  return true;
+}
+
+// vLLM's formatter (vllm/logger.py), date without a year:
+// ERROR 03-31 10:00:00 [engine.py:160] msg      (0.8 on)
+// INFO 02-05 09:11:53 model_runner.py:1118] msg (before)
+bool peel_vllm(std::string_view& rest, Frame& f) {
+  std::string_view s = rest;
+  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+  size_t i = 0;
+  for (std::string_view level : kLevels) {
+    if (s.starts_with(level) && s.size() > level.size() + 16 && s[level.size()] == ' ') {
+      i = level.size() + 1;
+      break;
+    }
+  }
+  if (i == 0 || !is_digit(s[i]) || !is_digit(s[i + 1]) || s[i + 2] != '-' || !is_digit(s[i + 3]) ||
+      !is_digit(s[i + 4]) || s[i + 5] != ' ')
+    return false;
+  Timestamp ts;
+  ts.month = (s[i] - '0') * 10 + (s[i + 1] - '0');
+  ts.day = (s[i + 3] - '0') * 10 + (s[i + 4] - '0');
+  size_t n = parse_clock(s.substr(i + 6), ts);
+  if (n == 0 || ts.month < 1 || ts.month > 12) return false;
+  i += 6 + n;
+  if (!consume(s, i, " ")) return false;
+  bool bracketed = i < s.size() && s[i] == '[';
+  size_t close = s.find(']', i);
+  if (close == std::string_view::npos || close - i > 300 ||
+      !split_file_line(s.substr(i + (bracketed ? 1 : 0), close - i - (bracketed ? 1 : 0)), f))
+    return false;
+  i = close + 1;
+  if (i < s.size() && s[i] == ' ') ++i;
+  f.producer = Producer::kPyLogging;
+  f.severity = s[0] == 'C' ? 'F' : s[0];
+  f.ts = ts;
+  rest = s.substr(i);
+  return true;
+}
+
 }  // namespace ncclpm::frame

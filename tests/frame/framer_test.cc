@@ -422,6 +422,49 @@ TEST(Framer, DoesNotTakeExceptionLinesForPythonLogging) {
   }
 }
 
+TEST(Framer, PeelsNemoLoggerPrefixWithItsOneLetterLevel) {
+  Framer framer;
+  Frame f = framer.frame(
+      "[NeMo E 2023-01-18 07:39:42 exp_manager:423] You are running multi-node training without SLURM "
+      "handling the processes.");
+  EXPECT_EQ(f.producer, Producer::kPyLogging);
+  EXPECT_EQ(f.severity, 'E');
+  EXPECT_EQ(f.src_file, "exp_manager");
+  EXPECT_EQ(f.src_line, 423);
+  EXPECT_EQ(f.ts.hour, 7);
+  EXPECT_EQ(f.body, "You are running multi-node training without SLURM handling the processes.");
+  // The relative-path variant names the function too.
+  Frame g = framer.frame("[NeMo W 2025-03-01 10:00:00 nemo/collections/llm/api.py:88][train()] Using default trainer");
+  EXPECT_EQ(g.severity, 'W');
+  EXPECT_EQ(g.src_file, "nemo/collections/llm/api.py");
+  EXPECT_EQ(g.body, "Using default trainer");
+  // Not NeMo's: no level letter, no time.
+  Frame h = framer.frame("[NeMo] starting");
+  EXPECT_EQ(h.producer, Producer::kUnknown);
+}
+
+TEST(Framer, PeelsVllmLoggerPrefixOfBothEras) {
+  Framer framer;
+  Frame f = framer.frame(
+      "(RayWorkerWrapper pid=5290, ip=10.0.0.2) ERROR 02-05 09:11:53 worker_base.py:464] Error executing method "
+      "determine_num_available_blocks.");
+  EXPECT_EQ(f.host, "10.0.0.2");
+  EXPECT_EQ(f.producer, Producer::kPyLogging);
+  EXPECT_EQ(f.severity, 'E');
+  EXPECT_EQ(f.src_file, "worker_base.py");
+  EXPECT_EQ(f.src_line, 464);
+  EXPECT_EQ(f.ts.month, 2);
+  EXPECT_EQ(f.body, "Error executing method determine_num_available_blocks.");
+  Frame g = framer.frame("INFO 03-31 10:00:00 [engine.py:160] Added request 0.");
+  EXPECT_EQ(g.severity, 'I');
+  EXPECT_EQ(g.src_file, "engine.py");
+  EXPECT_EQ(g.body, "Added request 0.");
+  for (std::string_view line : {"ERROR 12 times in a row", "INFO 13-01 10:00:00 x.py:1] no such month"}) {
+    Frame h = framer.frame(line);
+    EXPECT_EQ(h.producer, Producer::kUnknown) << line;
+  }
+}
+
 // --- DeepSpeed (D, F "deepspeed") ------------------------------------------
 
 TEST(Framer, PeelsDeepSpeedLoggerPrefix) {

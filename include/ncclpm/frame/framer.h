@@ -96,5 +96,7 @@ bool peel_glog(std::string_view& rest, Frame& f);
 bool peel_py_logging(std::string_view& rest, Frame& f);
 bool peel_deepspeed(std::string_view& rest, Frame& f);
 bool peel_hf_logging(std::string_view& rest, Frame& f);
+bool peel_nemo(std::string_view& rest, Frame& f);
+bool peel_vllm(std::string_view& rest, Frame& f);
 
 }  // namespace ncclpm::frame
