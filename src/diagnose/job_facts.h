@@ -157,6 +157,18 @@ Located read_located(const store::Statement& row);
 inline constexpr const char* kNcclChatterKinds =
     "('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network', 'nccl_version')";
 
+/// The bulk of that chatter (a big job stores millions of these rows): no
+/// rule reads them; the banners and settings, few and read by version gates,
+/// are not among them.
+inline constexpr const char* kNcclStartupBulkKinds = "('nccl_channel', 'nccl_comm', 'nccl_network')";
+
+/// An SQL condition on `e` (events, job in ?1): the event is not of `kinds`.
+/// It is answered from the (job_id, kind) index, so the rows of those kinds
+/// are skipped rather than read; the rows come in event order all the same.
+inline std::string event_kind_not_in(const char* kinds) {
+  return std::string("e.event_id IN (SELECT event_id FROM events WHERE job_id = ?1 AND kind NOT IN ") + kinds + ")";
+}
+
 /// Earlier first; lines without a time after those with one, then by file and line.
 inline bool earlier(const Located& x, const Located& y) {
   if ((x.ts_us == 0) != (y.ts_us == 0)) return x.ts_us != 0;

@@ -164,7 +164,7 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
       " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
   sql += scope == LineScope::kNccl
              ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
-             : " AND e.kind NOT IN " + std::string(kNcclChatterKinds);
+             : " AND " + event_kind_not_in(kNcclChatterKinds);
   // A line its producer logged at level E or F (c10d's `[E212 ...]`, glog,
   // Python logging's ERROR) is an error whatever its words, even cut short.
   sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text,"
@@ -348,6 +348,9 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
                                                const std::vector<ErrorLine>& errors) {
   // Once a collective timed out the communicator had formed: not a start-up failure.
   if (!facts.timeouts.empty()) return std::optional<Finding>();
+  // Nor without an error: then the (costly, on NCCL INFO logs) stages are not read.
+  if (std::all_of(errors.begin(), errors.end(), [](const ErrorLine& e) { return e.severity == "notice"; }))
+    return std::optional<Finding>();
   auto progress = load_init_progress(db, facts);
   if (!progress) return progress.take_error();
   const ErrorLine* first = nullptr;

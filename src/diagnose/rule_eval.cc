@@ -177,11 +177,12 @@ class Evaluation {
     }
   }
 
-  // Every stored line (events and unparsed lines) once through the combined matcher.
+  // Every stored line (events and unparsed lines) once through the combined
+  // matcher, but NCCL's bulk start-up lines: rules never name those.
   Status scan_lines() {
     auto stmt = db_.prepare(
         "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
-        " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1"
+        " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kNcclStartupBulkKinds) +
         " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
         " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
     if (!stmt) return stmt.take_error();

@@ -55,28 +55,47 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
   for (size_t i = 0; i < rules.rules().size(); ++i)
     if (names_a_stalled_phase(rules.rules()[i])) candidates.push_back(i);
   if (candidates.empty()) return std::optional<Finding>();
-  // Each file's last stored line (SQLite takes the bare columns from the
-  // max(line_no) row): one pass over the job's lines.
+  // Each file's last stored line, found through the (file_id, line_no)
+  // indexes: a few rows per file, however many lines the job stored.
+  auto last_event = db.prepare(
+      "SELECT end_line, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM events"
+      " WHERE file_id = ?1 ORDER BY line_no DESC LIMIT 1");
+  if (!last_event) return last_event.take_error();
+  auto last_unparsed = db.prepare(
+      "SELECT line_no, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM unparsed_lines"
+      " WHERE file_id = ?1 ORDER BY line_no DESC LIMIT 1");
+  if (!last_unparsed) return last_unparsed.take_error();
+  auto last_line = [&](int64_t file_id, const std::string& rel_path) -> Result<std::optional<Evidence>> {
+    std::optional<Evidence> last;
+    for (store::Statement* stmt : {&*last_event, &*last_unparsed}) {
+      stmt->reset();
+      if (Status b = stmt->bind_all({file_id}); !b) return b.take_error();
+      std::optional<Error> err;
+      if (stmt->step(&err) && (!last || stmt->column_int(0) > last->line))
+        last = Evidence{rel_path, stmt->column_int(0), stmt->column_text(4), static_cast<int>(stmt->column_int(1)),
+                        stmt->column_text(2), stmt->column_int(3)};
+      if (err) return *err;
+    }
+    return last;
+  };
   std::optional<Finding> found;
-  Status s = db.each_row(
-      "SELECT f.rel_path, max(l.line_no), coalesce(l.rank, -1), coalesce(l.host, ''), coalesce(l.ts_us, 0), l.text"
-      " FROM (SELECT file_id, end_line AS line_no, rank, host, ts_us, text FROM events WHERE job_id = ?1"
-      "       UNION ALL SELECT file_id, line_no, rank, host, ts_us, text FROM unparsed_lines WHERE job_id = ?1) l"
-      " JOIN files f USING (file_id) GROUP BY l.file_id ORDER BY f.rel_path",
-      {job_id}, [&](const store::Statement& row) {
-        if (found) return;
-        std::string text = row.column_text(5);
-        std::string_view last = text;
-        if (size_t nl = last.rfind('\n'); nl != std::string_view::npos) last.remove_prefix(nl + 1);
-        last = util::trim(last);
-        for (size_t i : candidates) {
-          if (!rules.rule_matches(i, last) || rules.rule_excludes(i, last)) continue;
-          found = describe(rules.rules()[i], Evidence{row.column_text(0), row.column_int(1), std::string(last),
-                                                      static_cast<int>(row.column_int(2)), row.column_text(3),
-                                                      row.column_int(4)});
-          return;
-        }
-      });
+  std::vector<std::pair<int64_t, std::string>> files;
+  Status s = db.each_row("SELECT file_id, rel_path FROM files WHERE job_id = ?1 ORDER BY rel_path", {job_id},
+                         [&](const store::Statement& row) { files.emplace_back(row.column_int(0), row.column_text(1)); });
+  for (size_t k = 0; s && !found && k < files.size(); ++k) {
+    auto last = last_line(files[k].first, files[k].second);
+    if (!last) return last.take_error();
+    if (!*last) continue;
+    Evidence at = std::move(**last);
+    std::string_view text = at.text;
+    if (size_t nl = text.rfind('\n'); nl != std::string_view::npos) text.remove_prefix(nl + 1);
+    at.text = std::string(util::trim(text));
+    for (size_t i : candidates) {
+      if (!rules.rule_matches(i, at.text) || rules.rule_excludes(i, at.text)) continue;
+      found = describe(rules.rules()[i], std::move(at));
+      break;
+    }
+  }
   if (!s) return s.take_error();
   return found;
 }
