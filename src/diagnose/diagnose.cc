@@ -205,8 +205,30 @@ void phase_explains_desync(std::vector<Finding>& findings) {
   }
 }
 
+// PyTorch's NCCL error names only NCCL's result code ("internal error",
+// "invalid usage"); the "Last error:" under it is NCCL's (or its network
+// plugin's) own words about what failed. When the catalogues name those words,
+// that finding is the cause and the result code its symptom.
+void nccl_words_explain_result_code(std::vector<Finding>& findings) {
+  for (Finding& code : findings) {
+    if (code.rule != "nccl-setup-error" || !code.root_cause) continue;
+    for (const Finding& words : findings) {
+      if (words.rule != "nccl-warning-catalogued" || !words.root_cause || words.category == code.category) continue;
+      bool same_error = std::any_of(words.evidence.begin(), words.evidence.end(), [&](const Evidence& w) {
+        return std::any_of(code.evidence.begin(), code.evidence.end(),
+                           [&](const Evidence& c) { return c.file == w.file && c.line == w.line; });
+      });
+      if (!same_error) continue;
+      code.root_cause = false;
+      code.summary += " NCCL's own words under it name what failed: the " + words.category + " finding.";
+      break;
+    }
+  }
+}
+
 void order_findings(std::vector<Finding>& findings) {
   stop_before_failures_leads(findings);
+  nccl_words_explain_result_code(findings);
   phase_explains_desync(findings);
   // A network error after another rank crashed is that crash seen from the
   // other side of the connection: a cascade, not a cause.

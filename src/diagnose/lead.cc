@@ -75,9 +75,13 @@ struct NamedLine {
 // "Last error:" and NCCL's own words), the catalogued cause says most.
 NamedLine telling_named_line(std::string_view text, const std::string& kind, const vocab::Catalog& catalog) {
   if (kind != "traceback" && text.find('\n') != std::string_view::npos) {
-    for (std::string_view l : util::split(text, '\n')) {
-      const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
-      if (c != nullptr && c->is_error() && c->role == "cause") return {util::trim(l), c};
+    // A cause first; else a line that may be one (a network plugin's failed call).
+    for (const char* role : {"cause", "either"}) {
+      for (std::string_view l : util::split(text, '\n')) {
+        const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
+        if (c != nullptr && c->is_error() && c->role == role && (c->printed_by_nccl() || c->role == "cause"))
+          return {util::trim(l), c};
+      }
     }
   }
   std::string_view line = telling_line(text, kind);
@@ -98,6 +102,7 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
     e.role = c->role;
     e.named_by = c->catalog + " catalogue (" + c->source + ")";
     e.catalog = c->catalog;
+    e.printed_by_nccl = c->printed_by_nccl();
     e.source = c->source;
     return e;
   }
@@ -112,7 +117,13 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
   return e;
 }
 
-std::string advice_for(const std::string& category) {
+std::string advice_for(const std::string& category, const std::string& catalog = "") {
+  // The OFI plugin's network is libfabric's (AWS EFA), not an InfiniBand HCA.
+  if (catalog == "nccl-net-ofi" && category == "network_ib")
+    return "The aws-ofi-nccl plugin's libfabric provider failed on the named host: check `fi_info -p efa` there, that "
+           "the container sees the EFA devices (/dev/infiniband), that the security group allows all traffic to and "
+           "from itself (EFA needs it), and that the plugin release suits the NCCL version; NCCL_DEBUG=INFO "
+           "NCCL_DEBUG_SUBSYS=INIT,NET shows the provider it chose. NCCL_NET=Socket tells the fabric apart from the rest.";
   static const std::map<std::string, std::string> kAdvice = {
       {"network_ib", "Check the InfiniBand/RoCE fabric of the named host: `ibstat` / `ibv_devinfo` port state, `ibdev2netdev`, the NCCL_IB_HCA and NCCL_IB_GID_INDEX settings, and run nccl-tests (all_reduce_perf) across the hosts involved."},
       {"network_socket", "Check the interface NCCL uses between the hosts (NCCL_SOCKET_IFNAME), firewalls and MTU; if another rank failed first, this is its cascade."},
@@ -225,7 +236,7 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
   f.summary = "No known signature explains this job. The earliest error is on " + where(lead->at, facts) + ": " +
               std::string(util::clip(lead->at.text, 200)) + " (" + lead->category + " by the " + lead->named_by + ").";
   if (f.evidence.size() > 1) f.summary += " The lines below it followed it.";
-  f.advice = advice_for(lead->category);
+  f.advice = advice_for(lead->category, lead->catalog);
   return Lead{std::move(f), !lead->catalog.empty() && lead->role == "cause"};
 }
 
@@ -233,7 +244,7 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
                                               const std::vector<Finding>& existing) {
   std::map<std::string, Finding> by_category;
   for (const ErrorLine& e : errors) {
-    if (e.catalog != "nccl" || e.role == "consequence" || e.severity == "notice") continue;
+    if (!e.printed_by_nccl || e.role == "consequence" || e.severity == "notice") continue;
     bool named = std::any_of(existing.begin(), existing.end(), [&](const Finding& f) { return f.category == e.category; });
     if (named) continue;
     auto [it, fresh] = by_category.try_emplace(e.category);
@@ -248,7 +259,7 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
       f.first_ts_us = e.at.ts_us;
       f.summary = "NCCL reported on " + where(e.at, facts) + ": " + std::string(util::clip(e.at.text, 200)) + " (" +
                   e.category + " by the " + e.named_by + ").";
-      f.advice = advice_for(e.category);
+      f.advice = advice_for(e.category, e.catalog);
     }
     // Every rank that reported it is a culprit; the evidence shows a few.
     if (e.at.rank >= 0) add_once(f.culprit_ranks, e.at.rank);
@@ -364,7 +375,7 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
     // Init COMPLETE, or any error on the start-up path itself.
     if (e.severity == "notice") continue;  // NCCL carried on after it
     bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced" ||
-                      e.catalog == "nccl";
+                      e.printed_by_nccl;
     bool never_complete = !progress->by_stage.empty() && !progress->any_complete;
     if (on_startup_path(e) || (nccl_error && never_complete)) {
       first = &e;

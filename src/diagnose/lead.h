@@ -33,7 +33,8 @@ struct ErrorLine {
   std::string severity;
   std::string role;       ///< cause, consequence, either
   std::string named_by;   ///< "nccl catalogue (src/transport/net_ib.cc)", "exception", "words"
-  std::string catalog;    ///< the catalogue that named it (nccl, pytorch, launchers), or empty
+  std::string catalog;    ///< the catalogue that named it (nccl, nccl-net-ofi, pytorch, launchers), or empty
+  bool printed_by_nccl = false;  ///< that catalogue's messages come through NCCL's logger
   std::string source;     ///< the producer's source file that prints it, as the catalogue says
 };
 

@@ -186,6 +186,41 @@ TEST(StartupFailure, AnNcclSettingReadAndNoInitCompleteMakeACataloguedNcclMessag
   EXPECT_EQ(find_rule(formed, "startup-failure"), nullptr) << "its communicator had formed";
 }
 
+// PyTorch names only NCCL's result code; the "Last error:" under it is what
+// failed, in NCCL's words or its network plugin's (aws-ofi-nccl's NET/OFI).
+TEST(NcclWords, TheLastErrorUnderPyTorchsResultCodeIsTheCause) {
+  auto d = diagnose_log(
+      "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version "
+      "2.20.5\n"
+      "[rank1]: ncclInternalError: Internal check failed.\n"
+      "[rank1]: Last error:\n"
+      "[rank1]: NET/OFI Unable to insert remote address into address vector for device 1. RC: 0\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_ib");
+  EXPECT_NE(d.findings.front().advice.find("fi_info -p efa"), std::string::npos) << d.findings.front().advice;
+  const diagnose::Finding* code = find_rule(d, "nccl-setup-error");
+  ASSERT_NE(code, nullptr);
+  EXPECT_FALSE(code->root_cause) << "the result code is the symptom";
+
+  // With nothing catalogued under it, the result code stays the cause.
+  auto bare = diagnose_log(
+      "[rank1]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+      "ProcessGroupNCCL.cpp:1970, internal error - please report this issue to the NCCL developers, NCCL version "
+      "2.20.5\n");
+  ASSERT_TRUE(bare.has_root_cause());
+  EXPECT_EQ(bare.findings.front().rule, "nccl-setup-error");
+}
+
+TEST(NcclWords, ThePluginsOwnWarningsAreReadAsItsNetwork) {
+  auto d = diagnose_log(
+      "[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
+      "fi_getinfo() call failed: No data available\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_ib");
+  EXPECT_EQ(d.findings.front().culprit_hosts, std::vector<std::string>{"ip-172-31-3-90"});
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"

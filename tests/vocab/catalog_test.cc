@@ -121,6 +121,8 @@ std::string as_logged(const vocab::CatalogEntry& e) {
     bool info = e.source.find("[INFO]") != std::string::npos;
     return "gpu-node07:1234:1240 [3] " + std::string(info ? "NCCL INFO " : "src/misc/x.cc:123 NCCL WARN ") + msg;
   }
+  // A network plugin's WARN: NCCL prints the plugin's function and line.
+  if (e.printed_by_nccl()) return "gpu-node07:1234:1240 [3] nccl_net_ofi_rdma_init:7978 NCCL WARN " + msg;
   bool python = e.source.find(".py") != std::string::npos;  // elastic, torchrun: Python prints them
   if (e.catalog == "pytorch" && !python) return "[rank3]:[E1123 10:11:12.123456789 ProcessGroupNCCL.cpp:1234] " + msg;
   return msg;

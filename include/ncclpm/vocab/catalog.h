@@ -28,9 +28,12 @@ struct CatalogEntry {
   std::string role;      ///< cause, consequence, either
   std::string versions;  ///< releases that print it, as the catalogue says (`2.4.8-2.28.9`)
   std::string source;    ///< producer's source file
-  std::string catalog;   ///< the catalogue file's stem: nccl, pytorch, launchers
+  std::string catalog;   ///< the catalogue file's stem: nccl, nccl-net-ofi, pytorch, launchers
   int line = 0;          ///< in the catalogue file
   bool is_error() const { return severity == "critical" || severity == "error"; }
+  /// NCCL's logger prints it (`NCCL WARN ...`): NCCL's own catalogue, and a
+  /// network plugin's (`nccl-net-*`, e.g. aws-ofi-nccl's `NET/OFI` messages).
+  bool printed_by_nccl() const { return catalog == "nccl" || catalog.starts_with("nccl-net-"); }
 };
 
 class Catalog {
