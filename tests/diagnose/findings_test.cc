@@ -221,6 +221,28 @@ TEST(NcclWords, ThePluginsOwnWarningsAreReadAsItsNetwork) {
   EXPECT_EQ(d.findings.front().culprit_hosts, std::vector<std::string>{"ip-172-31-3-90"});
 }
 
+// A hung rank's stack (py-spy dump) that waits in a collective the save
+// issued: a save stall though nothing timed out; a save that failed on its
+// own (no collective in the stack) is not one.
+TEST(StackWaitsInSave, AStackInACollectiveUnderTheSaveIsASaveStall) {
+  auto d = diagnose_log(
+      "Thread 2213 (idle): \"MainThread\"\n"
+      "    barrier (torch/distributed/distributed_c10d.py:3696)\n"
+      "    barrier (lightning/pytorch/strategies/ddp.py:290)\n"
+      "    save_checkpoint (lightning/pytorch/trainer/trainer.py:1384)\n"
+      "    _save_checkpoint (lightning/pytorch/callbacks/model_checkpoint.py:377)\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "stack-waits-in-save");
+  EXPECT_EQ(d.findings.front().category, "save_phase_stall");
+
+  auto failed = diagnose_log(
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3/dist-packages/transformers/trainer.py\", line 3001, in _save_checkpoint\n"
+      "    self.save_model(output_dir)\n"
+      "OSError: [Errno 28] No space left on device\n");
+  EXPECT_EQ(find_rule(failed, "stack-waits-in-save"), nullptr);
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"
