@@ -4,6 +4,8 @@
 // C.4) and Flight Recorder dumps in JSON (B.10). Both become typed rows.
 #include <simdjson.h>
 
+#include <cmath>
+
 #include "file_parser.h"
 #include "ncclpm/read/line_reader.h"
 #include "ncclpm/read/pickle.h"
@@ -26,8 +28,12 @@ int64_t num(element e, const char* key, int64_t fallback = -1) {
   if (e[key].get(v) != simdjson::SUCCESS) return fallback;
   int64_t i = 0;
   if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+  // A float, or an integer past int64 (read as a double): only what fits is a
+  // number here; the conversion of anything else is undefined.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
   double d = 0;
-  if (v.get_double().get(d) == simdjson::SUCCESS) return static_cast<int64_t>(d);
+  if (v.get_double().get(d) == simdjson::SUCCESS)
+    return std::isfinite(d) && d >= -kTwoTo63 && d < kTwoTo63 ? static_cast<int64_t>(d) : fallback;
   std::string_view s;  // pg_status values are strings in JSON dumps
   if (v.get_string().get(s) == simdjson::SUCCESS) {
     if (auto p = util::parse_int(s)) return *p;
