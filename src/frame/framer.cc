@@ -46,6 +46,11 @@ bool split_file_line(std::string_view s, Frame& f) {
   return true;
 }
 
+// Python logging's level names, and the one letter each is stored as:
+// CRITICAL is glog's and c10's F(atal).
+constexpr std::string_view kPythonLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+char severity_letter(char level_initial) { return level_initial == 'C' ? 'F' : level_initial; }
+
 bool is_severity(char c) {
   return c == 'F' || c == 'E' || c == 'W' || c == 'I' || c == 'V' || c == 'C' || c == 'D';
 }
@@ -303,7 +308,7 @@ bool peel_glog(std::string_view& rest, Frame& f) {
   }
   if (i < s.size() && s[i] == ' ') ++i;
   f.producer = Producer::kGlog;
-  f.severity = s[0] == 'C' ? 'F' : s[0];
+  f.severity = severity_letter(s[0]);
   f.tid = id;
   f.ts = ts;
   rest = s.substr(i);
@@ -315,7 +320,6 @@ bool peel_glog(std::string_view& rest, Frame& f) {
 // 2024-02-01 09:14:29,497 - INFO - msg
 bool peel_py_logging(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
-  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
   if (!s.empty() && s[0] == '[') {
     Timestamp ts;
     size_t n = parse_date_time(s.substr(1), ts);
@@ -333,7 +337,7 @@ bool peel_py_logging(std::string_view& rest, Frame& f) {
     rest = s.substr(close + 2);
     return true;
   }
-  for (std::string_view level : kLevels) {
+  for (std::string_view level : kPythonLevels) {
     if (s.starts_with(level) && s.size() > level.size() && s[level.size()] == ':') {
       size_t i = level.size() + 1;
       size_t colon = s.find(':', i);
@@ -343,7 +347,7 @@ bool peel_py_logging(std::string_view& rest, Frame& f) {
           !std::all_of(logger.begin(), logger.end(), [](char c) { return is_host_char(c); }))
         return false;
       f.producer = Producer::kPyLogging;
-      f.severity = level[0] == 'C' ? 'F' : level[0];
+      f.severity = severity_letter(level[0]);
       f.src_file = logger;
       rest = s.substr(colon + 1);
       return true;
@@ -356,9 +360,9 @@ bool peel_py_logging(std::string_view& rest, Frame& f) {
   while (i < s.size() && (s[i] == ' ' || s[i] == '-' || s[i] == '|')) ++i;
   f.producer = Producer::kPyLogging;
   f.ts = ts;
-  for (std::string_view level : kLevels) {
+  for (std::string_view level : kPythonLevels) {
     if (s.substr(i).starts_with(level)) {
-      f.severity = level[0] == 'C' ? 'F' : level[0];
+      f.severity = severity_letter(level[0]);
       i += level.size();
       while (i < s.size() && (s[i] == ' ' || s[i] == '-' || s[i] == '|' || s[i] == ':')) ++i;
       break;
@@ -389,7 +393,7 @@ bool peel_hf_logging(std::string_view& rest, Frame& f) {
     if (s.substr(i, 4) == " >> ") i += 4;
   }
   f.producer = Producer::kPyLogging;
-  f.severity = level[0] == 'C' ? 'F' : level[0];
+  f.severity = severity_letter(level[0]);
   rest = s.substr(std::min(i, s.size()));
   return true;
 }
@@ -417,7 +421,7 @@ bool peel_deepspeed(std::string_view& rest, Frame& f) {
     if (line) f.src_line = static_cast<int>(*line);
   }
   f.producer = Producer::kDeepSpeed;
-  f.severity = sev == 'C' ? 'F' : sev;
+  f.severity = severity_letter(sev);
   f.ts = ts;
   rest = s.substr(std::min(s.size(), end + 2));
   return true;
@@ -443,7 +447,7 @@ bool peel_nemo(std::string_view& rest, Frame& f) {
   }
   if (i < s.size() && s[i] == ' ') ++i;
   f.producer = Producer::kPyLogging;
-  f.severity = s[6] == 'C' ? 'F' : s[6];
+  f.severity = severity_letter(s[6]);
   f.ts = ts;
   rest = s.substr(i);
   return true;
@@ -454,9 +458,8 @@ bool peel_nemo(std::string_view& rest, Frame& f) {
 // INFO 02-05 09:11:53 model_runner.py:1118] msg (before)
 bool peel_vllm(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
-  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
   size_t i = 0;
-  for (std::string_view level : kLevels) {
+  for (std::string_view level : kPythonLevels) {
     if (s.starts_with(level) && s.size() > level.size() + 16 && s[level.size()] == ' ') {
       i = level.size() + 1;
       break;
@@ -480,7 +483,7 @@ bool peel_vllm(std::string_view& rest, Frame& f) {
   i = close + 1;
   if (i < s.size() && s[i] == ' ') ++i;
   f.producer = Producer::kPyLogging;
-  f.severity = s[0] == 'C' ? 'F' : s[0];
+  f.severity = severity_letter(s[0]);
   f.ts = ts;
   rest = s.substr(i);
   return true;

@@ -29,13 +29,7 @@ using testing::write_file;
 
 const std::string& kWatchdog = testing::kWatchdogLine;
 
-int64_t count(const fs::path& db, const std::string& sql) {
-  auto c = store::open_for_reading(db);
-  EXPECT_TRUE(c) << (c ? "" : c.error().to_string());
-  if (!c) return -1;
-  auto n = c->scalar_int(sql);
-  return n ? *n : -1;
-}
+constexpr auto* count = &testing::query_int;
 
 TEST(BadInput, MissingPathIsAnErrorNamingIt) {
   TempDir t;

@@ -17,13 +17,7 @@ using testing::run_ncclpm;
 using testing::TempDir;
 using testing::write_file;
 
-int64_t count(const fs::path& db, const std::string& sql) {
-  auto c = store::open_for_reading(db);
-  EXPECT_TRUE(c) << (c ? "" : c.error().to_string());
-  if (!c) return -1;
-  auto n = c->scalar_int(sql);
-  return n ? *n : -1;
-}
+constexpr auto* count = &testing::query_int;
 
 // Cuts `line` into rows of `width` columns, the way a terminal shows it; the
 // first row is `first` columns when the line began mid-row (what came before

@@ -27,6 +27,10 @@ class TempDir {
 
 void write_file(const std::filesystem::path& path, const std::string& content);
 std::string read_file(const std::filesystem::path& path);
+/// The integer a query of the incident database at `db` returns (a count,
+/// a sum); -1, with a test failure, when the database or query fails.
+/// (support/query.cc: in the gtest binary only.)
+int64_t query_int(const std::filesystem::path& db, const std::string& sql);
 /// gzip-compresses `content` into `path` (zlib, a real .gz stream).
 void write_gzip(const std::filesystem::path& path, const std::string& content);
 
