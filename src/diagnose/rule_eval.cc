@@ -251,9 +251,20 @@ class Evaluation {
     for (const auto& [file, at] : first_stop) {
       auto before = lines_before(db_, f_.job_id, at, kLinesBeforeStop);
       if (!before) return before.take_error();
-      match_tail_rules(*before, true);
+      match_tail_rules(since_last_training_step(*before), true);
     }
     return Ok{};
+  }
+
+  // `lines` (in file order) after the last training step among them: a phase
+  // that training went on from (an evaluation, a save) was over before the stop.
+  std::vector<Located> since_last_training_step(std::vector<Located> lines) const {
+    auto step = std::find_if(lines.rbegin(), lines.rend(), [&](const Located& l) {
+      const rules::PhaseMarker* m = set_.match_marker(l.text);
+      return m != nullptr && m->phase == "training";
+    });
+    lines.erase(lines.begin(), step.base());
+    return lines;
   }
 
   // A file that never timed out while others did is a stream that went quiet

@@ -243,6 +243,29 @@ TEST(StackWaitsInSave, AStackInACollectiveUnderTheSaveIsASaveStall) {
   EXPECT_EQ(find_rule(failed, "stack-waits-in-save"), nullptr);
 }
 
+// The phase lines before a timeout count only since the last training step:
+// an evaluation (or a save) that training went on from was over.
+TEST(PhaseBeforeStop, AnEvaluationJustEndedIsTheStallUnlessTrainingWentOn) {
+  const std::string timeout =
+      "[rank0]:[E ProcessGroupNCCL.cpp:523] [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=9314, OpType=_REDUCE_SCATTER_BASE, NumelIn=131072000, NumelOut=32768000, "
+      "Timeout(ms)=600000) ran for 600011 milliseconds before timing out.\n";
+  const std::string step = "{'loss': 1.7157, 'grad_norm': 0.0, 'learning_rate': 0.0, 'epoch': 0.02}\n";
+  const std::string eval =
+      "{'eval_loss': 1.8737, 'eval_runtime': 14.4006, 'eval_samples_per_second': 3.194, 'epoch': 0.02}\n";
+  auto hung = diagnose_log(step + eval + timeout);
+  ASSERT_TRUE(hung.has_root_cause());
+  EXPECT_EQ(hung.findings.front().rule, "hang-right-after-evaluation");
+  EXPECT_EQ(hung.findings.front().category, "eval_generate_stall");
+
+  auto went_on = diagnose_log(step + eval + step + timeout);
+  EXPECT_EQ(find_rule(went_on, "hang-right-after-evaluation"), nullptr);
+  auto saved_then_trained = diagnose_log("Saving model checkpoint to out/checkpoint-500\n" + step + timeout);
+  EXPECT_EQ(find_rule(saved_then_trained, "checkpoint-save-stall"), nullptr);
+  auto saving = diagnose_log(step + "Saving model checkpoint to out/checkpoint-500\n" + timeout);
+  EXPECT_NE(find_rule(saving, "checkpoint-save-stall"), nullptr);
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"
