@@ -202,10 +202,13 @@ std::vector<int> RuleSet::named_ranks(size_t index, std::string_view line) const
   std::vector<re2::StringPiece> groups(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
   re2::StringPiece in(line.data(), line.size());
   if (!re->Match(in, 0, in.size(), re2::RE2::UNANCHORED, groups.data(), static_cast<int>(groups.size()))) return {};
+  // A group holds one rank, or a list of them ("0, 2": Horovod's missing ranks).
   std::vector<int> ranks;
   for (size_t g = 1; g < groups.size(); ++g) {
-    auto r = util::parse_int(std::string_view(groups[g].data(), groups[g].size()));
-    if (r && *r >= 0 && *r < (int64_t{1} << 24)) ranks.push_back(static_cast<int>(*r));
+    for (std::string_view item : util::split(std::string_view(groups[g].data(), groups[g].size()), ',')) {
+      auto r = util::parse_int(util::trim(item));
+      if (r && *r >= 0 && *r < (int64_t{1} << 24)) ranks.push_back(static_cast<int>(*r));
+    }
   }
   return ranks;
 }

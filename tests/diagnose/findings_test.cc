@@ -266,6 +266,22 @@ TEST(PhaseBeforeStop, AnEvaluationJustEndedIsTheStallUnlessTrainingWentOn) {
   EXPECT_NE(find_rule(saving, "checkpoint-save-stall"), nullptr);
 }
 
+// Horovod's stall inspector, as its 2018-2019 releases print it: the ranks
+// missing from each stalled tensor are the culprits.
+TEST(HorovodStall, TheMissingRanksOfAStalledTensorAreTheCulprits) {
+  auto d = diagnose_log(
+      "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and "
+      "are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are "
+      "trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause "
+      "deadlock. \n"
+      "Stalled ops:\n"
+      "DistributedAdamOptimizer_Allreduce/HorovodAllreduce_gradients_dense_MatMul_grad_MatMul_1_0 [missing ranks: 0, 2]\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "horovod-stall");
+  EXPECT_EQ(d.findings.front().category, "desync");
+  EXPECT_EQ(d.findings.front().culprit_ranks, (std::vector<int>{0, 2}));
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"

@@ -20,7 +20,8 @@
 //   also = ['packing=False']            # optional: each must match somewhere in the job
 //   unless = ['DistBackendError']       # optional: a line matching any of these is no hit
 //   named_ranks = 'rank (\d+) and rank (\d+)'  # optional: the ranks a hit's message names
-//                                       #   are culprits too (each capture group a rank)
+//                                       #   are culprits too (each capture group a rank,
+//                                       #   or a comma-separated list of ranks)
 //   version = { pattern = 'trl==(\d+\.\d+\.\d+)', min = "0.15.0" }   # optional
 //   builtin = "never-issued"            # optional: fired by a cross-rank analysis instead
 //   advice = """..."""                  # concrete; {placeholders} are filled from the job
