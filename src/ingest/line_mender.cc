@@ -10,6 +10,9 @@ namespace ncclpm::ingest {
 namespace {
 
 constexpr size_t kMinWrapWidth = 60;  // no terminal is narrower than this
+// A line a terminal cut is joined up to this size: a file of full-width rows
+// that all seem to go on must not grow one line without bound.
+constexpr size_t kMaxJoinedBytes = 64 * 1024;
 
 bool ends_in_padding(std::string_view row) { return row.ends_with("  "); }
 
@@ -76,7 +79,8 @@ void LineMender::add(const read::PhysicalLine& row) {
     return;
   }
   // A terminal paste: each line waits for the next row, which may be its rest.
-  if (wrapped_.rows > 0 && goes_on(std::string_view(wrapped_.text).substr(wrapped_.last_row), row.text)) {
+  if (wrapped_.rows > 0 && wrapped_.text.size() + row.text.size() <= kMaxJoinedBytes &&
+      goes_on(std::string_view(wrapped_.text).substr(wrapped_.last_row), row.text)) {
     hold(wrapped_, row);
     return;
   }

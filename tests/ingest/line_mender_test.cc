@@ -91,6 +91,21 @@ TEST(LineMender, LinesThatOnlyFillTheWindowStayApart) {
   EXPECT_EQ(count(t / "x.db", "SELECT (SELECT count(*) FROM events) + (SELECT count(*) FROM unparsed_lines)"), 10);
 }
 
+TEST(LineMender, AFileOfRowsThatAllGoOnStillEndsItsLinesAtABound) {
+  TempDir t;
+  // 2,000 full-width rows, each reading as the rest of the one before: one
+  // "line" of 200 kB if nothing bounded it.
+  std::string rows;
+  for (int i = 0; i < 2000; ++i) rows += std::string(99, 'a') + "b\n";
+  write_file(t / "logs/console.log", rows);
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT lines_read FROM files"), 2000);
+  EXPECT_LE(count(t / "x.db", "SELECT max(length(text)) FROM unparsed_lines"), 64 * 1024);
+  EXPECT_GE(count(t / "x.db", "SELECT count(*) FROM unparsed_lines"), 3) << "joined, but in bounded pieces";
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
 TEST(LineMender, LearnsTheWidthOnlyFromRowsThatGoOn) {
   frame::Framer framer;
   std::vector<std::string> rows;
