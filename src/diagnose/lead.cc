@@ -166,10 +166,11 @@ std::string where(const Located& l, const JobFacts& facts) {
 Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
                                            LineScope scope) {
   // NCCL's INFO chatter is most of a big job's unparsed lines; the INFO lines
-  // that report a failure (error traces, RAS, IB recovery) carry one of these words.
+  // that report a failure (error traces, RAS, IB recovery, connects it
+  // retries) carry one of these words.
   static const char* kNcclInfoFailure =
       "(u.producer <> 'nccl' OR u.text LIKE '% -> %' OR u.text LIKE '%fail%' OR u.text LIKE '%timeout%'"
-      " OR u.text LIKE '%closed%' OR u.text LIKE '%error%')";
+      " OR u.text LIKE '%closed%' OR u.text LIKE '%error%' OR u.text LIKE '%retrying%')";
   std::string sql =
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
       " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
@@ -255,6 +256,8 @@ std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& erro
       f.title = "NCCL reported a failure";
       f.severity = e.severity;
       f.confidence = e.role == "cause" ? 0.72 : 0.66;
+      // NCCL printed it as INFO (a retry, a recovery): it went on after it.
+      if (e.source.ends_with("[INFO]")) f.confidence -= 0.1;
       f.root_cause = true;
       f.first_ts_us = e.at.ts_us;
       f.summary = "NCCL reported on " + where(e.at, facts) + ": " + std::string(util::clip(e.at.text, 200)) + " (" +

@@ -282,6 +282,24 @@ TEST(HorovodStall, TheMissingRanksOfAStalledTensorAreTheCulprits) {
   EXPECT_EQ(d.findings.front().culprit_ranks, (std::vector<int>{0, 2}));
 }
 
+// A connect NCCL retries is the word of a network that failed when nothing
+// else says it, weaker than NCCL's warnings (it went on after it), and it is
+// no match for a failure named outright.
+TEST(NcclWords, ARetriedConnectIsTheSocketsWordButNoMatchForANamedFailure) {
+  const std::string notice =
+      "GPU9:10330:10330 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+      "GPU9:10330:10330 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.9<0>\n";
+  const std::string retry = "GPU9:10330:10399 [0] NCCL INFO Call to connect returned Connection refused, retrying\n";
+  auto d = diagnose_log(notice + retry);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_socket");
+  EXPECT_LT(d.findings.front().confidence, 0.6);
+
+  auto oom = diagnose_log(retry + "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+  ASSERT_TRUE(oom.has_root_cause());
+  EXPECT_EQ(oom.findings.front().category, "rank_crash_oom");
+}
+
 TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStartup) {
   auto d = diagnose_log(
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"
