@@ -481,6 +481,35 @@ def classify(fmt, exact, rules):
     return None
 
 
+def classify_and_write(entries, classes_path, out_path, unclassified_ok=False, show_rule=False):
+    """Classifies each (format, versions, source) with the classes file and
+    writes the catalogue, rows sorted by source, then format. Exits, writing
+    nothing, when a format has no class (unless unclassified_ok: category '?').
+    Returns the rows written."""
+    exact, rules = load_classes(classes_path)
+    rows, missing = [], []
+    for fmt, versions, source in entries:
+        enc = encode_field(fmt)
+        cls = classify(enc, exact, rules)
+        if cls is None:
+            missing.append(enc)
+            cls = ("?", "?", "?", 0)
+        rows.append((enc, cls[0], cls[1], cls[2], versions, source))
+        if show_rule:
+            log("classes:%d\t%s" % (cls[3], enc))
+    if missing and not unclassified_ok:
+        for m in sorted(missing):
+            log("unclassified: " + m)
+        sys.exit("%d formats have no class; add rules to %s" % (len(missing), classes_path))
+    rows.sort(key=lambda r: (r[5], r[0]))
+    os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+    with open(out_path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(HEADER + "\n")
+        for r in rows:
+            f.write("\t".join(r) + "\n")
+    return rows
+
+
 # ------------------------------------------------------------------------ main
 
 def main():
@@ -504,7 +533,6 @@ def main():
 
     # (format, level) -> {"first": tag, "last": tag, "paths": {tag: set(paths)}}
     table = {}
-    per_tag_counts = []
     for tag in tags:
         warn = ex.extract_tag(tag, "WARN")
         levels = [("WARN", warn)]
@@ -512,7 +540,6 @@ def main():
             info = ex.extract_tag(tag, "INFO")
             levels.append(("INFO", {f: p for f, p in info.items()
                                    if any(rx.search(f) for rx in INFO_FAILURE_PATTERNS)}))
-        per_tag_counts.append((tag, len(warn)))
         for level, found in levels:
             for fmt, paths in found.items():
                 key = (fmt, level)
@@ -525,34 +552,11 @@ def main():
         ts = sorted(ts, key=tag_key)
         log("unresolved: %s: %s (%s..%s)" % (path, what, ts[0], ts[-1]))
 
-    exact, rules = load_classes(a.classes)
-    rows, missing = [], []
-    used_lines = set()
+    entries = []
     for (fmt, level), e in table.items():
-        enc = encode_field(fmt)
-        cls = classify(enc, exact, rules)
-        if cls is None:
-            missing.append(enc)
-            cls = ("?", "?", "?", 0)
-        used_lines.add(cls[3])
-        source = sorted(e["paths"])[0]
-        if level == "INFO":
-            source += " [INFO]"
-        versions = "%s-%s" % (tag_version(e["first"]), tag_version(e["last"]))
-        rows.append((enc, cls[0], cls[1], cls[2], versions, source))
-        if a.show_rule:
-            log("classes:%d\t%s" % (cls[3], enc))
-    if missing and not a.unclassified_ok:
-        for m in sorted(missing):
-            log("unclassified: " + m)
-        sys.exit("%d formats have no class; add rules to %s" % (len(missing), a.classes))
-
-    rows.sort(key=lambda r: (r[5], r[0]))
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(HEADER + "\n")
-        for r in rows:
-            f.write("\t".join(r) + "\n")
+        source = sorted(e["paths"])[0] + (" [INFO]" if level == "INFO" else "")
+        entries.append((fmt, "%s-%s" % (tag_version(e["first"]), tag_version(e["last"])), source))
+    rows = classify_and_write(entries, a.classes, a.out, a.unclassified_ok, a.show_rule)
     log("wrote %d rows to %s (tags %s..%s, %d tags)" % (len(rows), a.out, tags[0], tags[-1], len(tags)))
 
 

@@ -94,25 +94,9 @@ def main():
         ts = sorted(ts, key=tag_key)
         nccl.log("unresolved: %s: %s (%s..%s)" % (path, what, ts[0], ts[-1]))
 
-    exact, rules = nccl.load_classes(a.classes)
-    rows, missing = [], []
-    for fmt, e in table.items():
-        enc = nccl.encode_field(fmt)
-        cls = nccl.classify(enc, exact, rules)
-        if cls is None:
-            missing.append(enc)
-            cls = ("?", "?", "?", 0)
-        versions = "%s-%s" % (tag_version(e["first"]), tag_version(e["last"]))
-        rows.append((enc, cls[0], cls[1], cls[2], versions, sorted(e["paths"])[0]))
-    if missing and not a.unclassified_ok:
-        for m in sorted(missing):
-            nccl.log("unclassified: " + m)
-        sys.exit("%d formats have no class; add rules to %s" % (len(missing), a.classes))
-    rows.sort(key=lambda r: (r[5], r[0]))
-    with open(a.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(nccl.HEADER + "\n")
-        for r in rows:
-            f.write("\t".join(r) + "\n")
+    entries = [(fmt, "%s-%s" % (tag_version(e["first"]), tag_version(e["last"])), sorted(e["paths"])[0])
+               for fmt, e in table.items()]
+    rows = nccl.classify_and_write(entries, a.classes, a.out, a.unclassified_ok)
     nccl.log("wrote %d rows to %s (tags %s..%s, %d tags)" % (len(rows), a.out, tags[0], tags[-1], len(tags)))
 
 
