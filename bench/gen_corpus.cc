@@ -47,12 +47,16 @@ Job:
   --channels N           NCCL channels (default 16)
   --log-every N          loss log every N steps (default 10)
   --save-every N         checkpoint every N steps (default 500)
+  --app-lines N          lines of the training loop's own output every rank
+                         prints per step (default 0): Megatron iteration lines,
+                         loss dicts, per-rank progress bars, throughput prints
   --seed N               random seed (default 1)
 
 Output:
   --out DIR              folder to create; written as DIR.partial, then renamed
   --force                replace DIR if it exists
-  --layout KIND          torchrun-logdir (default), console, slurm, nccl-debug-file,
+  --layout KIND          torchrun-logdir (default), console, node-console (one
+                         tee'd console per host), slurm, nccl-debug-file,
                          nccl-info-node (one host's NCCL INFO of many communicators;
                          --target-bytes its size, else --steps communicators)
   --compress KIND        none (default), gzip or zstd (each file compressed)
@@ -121,6 +125,8 @@ Options parse(int argc, char** argv) {
       o.channels = static_cast<int>(parse_int(a, value(), 1));
     else if (a == "--log-every")
       o.log_every = static_cast<int>(parse_int(a, value(), 1));
+    else if (a == "--app-lines")
+      o.app_lines = static_cast<int>(parse_int(a, value(), 0));
     else if (a == "--save-every")
       o.save_every = static_cast<int>(parse_int(a, value(), 1));
     else if (a == "--seed")
@@ -155,6 +161,8 @@ Options parse(int argc, char** argv) {
         o.layout = LayoutKind::kTorchrunLogdir;
       else if (v == "console")
         o.layout = LayoutKind::kConsole;
+      else if (v == "node-console")
+        o.layout = LayoutKind::kNodeConsole;
       else if (v == "slurm")
         o.layout = LayoutKind::kSlurm;
       else if (v == "nccl-debug-file")
@@ -162,7 +170,7 @@ Options parse(int argc, char** argv) {
       else if (v == "nccl-info-node")
         o.layout = LayoutKind::kNcclInfoNode;
       else
-        usage_error("--layout must be torchrun-logdir, console, slurm, nccl-debug-file or nccl-info-node, not '" +
+        usage_error("--layout must be torchrun-logdir, console, node-console, slurm, nccl-debug-file or nccl-info-node, not '" +
                     v + "'");
     } else if (a == "--compress") {
       std::string v = value();

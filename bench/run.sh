@@ -2,7 +2,7 @@
 # bench/run.sh -- times `ncclpm ingest` and `ncclpm diagnose` on synthetic
 # corpora against ripgrep reading and matching the same files.
 #
-#   bash bench/run.sh            # coll-512, ranks-4096, nccl-info-1g, nccl-info-1g-gz
+#   bash bench/run.sh            # coll-512, ranks-4096, nccl-info-1g(-gz), hang-1024, app-4096, ranks-16384
 #   bash bench/run.sh --quick    # small stand-ins, a smoke test of a minute or two
 #
 # Builds build-bench/ (Release, -DNCCLPM_BENCH=ON, -j1), generates the corpora
@@ -21,7 +21,8 @@ usage: bash bench/run.sh [--quick] [--runs N] [--only NAME] [--cache DIR] [--no-
   --quick       small corpora (64 ranks with COLL lines, about 100 MB; 256 ranks)
   --runs N      measurements per tool and corpus (default 3); the median is reported
   --only NAME   just this corpus (coll-512, ranks-4096, nccl-info-1g, nccl-info-1g-gz,
-                quick-coll-64, quick-ranks-256)
+                hang-1024, app-4096, ranks-16384, quick-coll-64, quick-ranks-256,
+                quick-app-256)
   --cache DIR   where corpora are kept (default bench/.corpus)
   --no-build    use build-bench/ as it is
   --tag TAG     results file name: bench/results/<date>-TAG.md (default: date, -quick)
@@ -63,6 +64,7 @@ if [ "$QUICK" = 1 ]; then
   CORPORA=(
     "quick-coll-64|--ranks 64 --ranks-per-host 8 --coll --layout nccl-debug-file --target-bytes 100M --seed 1"
     "quick-ranks-256|--ranks 256 --ranks-per-host 8 --steps 300 --layout torchrun-logdir --seed 1"
+    "quick-app-256|--ranks 256 --ranks-per-host 8 --steps 100 --app-lines 3 --layout node-console --seed 1"
   )
   DIAG_TARGET_CORPUS=quick-ranks-256
 else
@@ -72,6 +74,8 @@ else
     "nccl-info-1g|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --seed 1"
     "nccl-info-1g-gz|--ranks 64 --ranks-per-host 8 --layout nccl-info-node --target-bytes 1G --compress gzip --seed 1"
     "hang-1024|--ranks 1024 --ranks-per-host 8 --steps 100 --fail hang --layout torchrun-logdir --seed 1"
+    "app-4096|--ranks 4096 --ranks-per-host 8 --steps 300 --app-lines 3 --layout node-console --seed 1"
+    "ranks-16384|--ranks 16384 --ranks-per-host 8 --steps 100 --layout torchrun-logdir --seed 1"
   )
   DIAG_TARGET_CORPUS=ranks-4096
 fi

@@ -21,7 +21,9 @@
 
 namespace ncclpm::bench {
 
-enum class LayoutKind { kTorchrunLogdir, kConsole, kSlurm, kNcclDebugFile, kNcclInfoNode };
+// kNodeConsole: one tee'd torchrun console per host (`<host>.log`, lines behind
+// `[default<L>]:`), the layout of a job launched node by node.
+enum class LayoutKind { kTorchrunLogdir, kConsole, kNodeConsole, kSlurm, kNcclDebugFile, kNcclInfoNode };
 // kHang: every rank waits in one collective and none says why (a network or
 // driver hang): no culprit, the cross-rank analysis reads every rank's tail.
 enum class Failure { kNone, kSaveStall, kOom, kIb, kHang };
@@ -43,6 +45,7 @@ struct Options {
   int channels = 16;
   int log_every = 10;
   int save_every = 500;
+  int app_lines = 0;  ///< the training loop's own lines per rank and step (issue 15's app-heavy job)
   bool force = false;
 };
 

@@ -98,7 +98,8 @@ std::string label(const Job& job, int rank) {
     cat(p, Pad{rank, width}, ": ");
   } else {
     const RankInfo& r = job.ranks[static_cast<size_t>(rank)];
-    if (job.host_count() > 1) cat(p, job.hosts[static_cast<size_t>(r.host)].name, ": ");
+    if (job.host_count() > 1 && job.opt.layout == LayoutKind::kConsole)
+      cat(p, job.hosts[static_cast<size_t>(r.host)].name, ": ");
     cat(p, "[default", r.local, "]:");
   }
   return p;
@@ -148,52 +149,69 @@ void interleave(Sink& sink, std::vector<Channel>& ch, Rng& rng) {
   }
 }
 
-void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkCounts& counts) {
+// One console: the agents of hosts [h0, h1) and their ranks' streams,
+// interleaved phase by phase as processes that share a terminal write.
+void write_console(const Job& job, const Story& story, Sink& sink, int h0, int h1) {
   const bool slurm = job.opt.layout == LayoutKind::kSlurm;
-  auto sink = open_sink(
-      dir / (slurm ? "slurm-" + job.slurm_job + ".out" : std::string("console.log")), job);
+  auto agent_prefix = [&](int h) {
+    return job.opt.layout == LayoutKind::kConsole && job.host_count() > 1 ? job.hosts[static_cast<size_t>(h)].name + ": "
+                                                                          : std::string();
+  };
   std::string head;
   if (slurm) {
     story.slurm_header(head);
-    sink->write(head);
+    sink.write(head);
   } else {
-    for (int h = 0; h < job.host_count(); ++h) {
+    for (int h = h0; h < h1; ++h) {
       head.clear();
       story.agent_start(h, head);
-      write_prefixed(
-          *sink, job.host_count() > 1 ? job.hosts[static_cast<size_t>(h)].name + ": " : "", head);
+      write_prefixed(sink, agent_prefix(h), head);
     }
   }
-  const size_t n = static_cast<size_t>(job.rank_count());
-  std::vector<Channel> ch(2 * n);  // [2r] stdout, [2r+1] stderr
-  for (size_t r = 0; r < n; ++r)
-    ch[2 * r].prefix = ch[2 * r + 1].prefix = label(job, static_cast<int>(r));
+  std::vector<int> ranks;
+  for (const RankInfo& r : job.ranks)
+    if (r.host >= h0 && r.host < h1) ranks.push_back(r.rank);
+  std::vector<Channel> ch(2 * ranks.size());  // [2i] stdout, [2i+1] stderr of ranks[i]
+  for (size_t i = 0; i < ranks.size(); ++i) ch[2 * i].prefix = ch[2 * i + 1].prefix = label(job, ranks[i]);
   RankText text;
   for (int phase = 0; phase < story.phase_count(); ++phase) {
-    for (size_t r = 0; r < n; ++r) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
       text.clear();
-      story.emit(static_cast<int>(r), phase, text);
-      ch[2 * r].buf += text.out;
-      ch[2 * r + 1].buf += text.err;
+      story.emit(ranks[i], phase, text);
+      ch[2 * i].buf += text.out;
+      ch[2 * i + 1].buf += text.err;
     }
-    Rng rng = Rng::for_part(job.opt.seed, 0x1a7, static_cast<uint64_t>(phase));
-    interleave(*sink, ch, rng);
+    Rng rng = Rng::for_part(job.opt.seed, 0x1a7, static_cast<uint64_t>(phase), static_cast<uint64_t>(h0));
+    interleave(sink, ch, rng);
   }
   // Unfinished last lines (a process killed mid-redraw) still reach the file.
   for (Channel& k : ch)
-    if (!k.buf.empty()) write_prefixed(*sink, k.prefix, k.buf + "\n");
+    if (!k.buf.empty()) write_prefixed(sink, k.prefix, k.buf + "\n");
   std::string tail;
   if (slurm) {
     story.srun_end(tail);
-    sink->write(tail);
+    sink.write(tail);
   } else {
-    for (int h = 0; h < job.host_count(); ++h) {
+    for (int h = h0; h < h1; ++h) {
       tail.clear();
       story.agent_end(h, tail);
-      write_prefixed(
-          *sink, job.host_count() > 1 ? job.hosts[static_cast<size_t>(h)].name + ": " : "", tail);
+      write_prefixed(sink, agent_prefix(h), tail);
     }
   }
+}
+
+void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkCounts& counts) {
+  if (job.opt.layout == LayoutKind::kNodeConsole) {
+    for (int h = 0; h < job.host_count(); ++h) {
+      auto sink = open_sink(dir / (job.hosts[static_cast<size_t>(h)].name + ".log"), job);
+      write_console(job, story, *sink, h, h + 1);
+      sink->close(counts);
+    }
+    return;
+  }
+  const bool slurm = job.opt.layout == LayoutKind::kSlurm;
+  auto sink = open_sink(dir / (slurm ? "slurm-" + job.slurm_job + ".out" : std::string("console.log")), job);
+  write_console(job, story, *sink, 0, job.host_count());
   sink->close(counts);
 }
 
@@ -230,6 +248,8 @@ const char* layout_name(LayoutKind k) {
       return "torchrun-logdir";
     case LayoutKind::kConsole:
       return "console";
+    case LayoutKind::kNodeConsole:
+      return "node-console";
     case LayoutKind::kSlurm:
       return "slurm";
     case LayoutKind::kNcclDebugFile:
@@ -255,7 +275,8 @@ SinkCounts write_corpus(const Job& job, const fs::path& dir) {
 SizeEstimate estimate_size(const Job& job) {
   Story story = story_of(job);
   const bool merged =
-      job.opt.layout == LayoutKind::kConsole || job.opt.layout == LayoutKind::kSlurm;
+      job.opt.layout == LayoutKind::kConsole || job.opt.layout == LayoutKind::kNodeConsole ||
+      job.opt.layout == LayoutKind::kSlurm;
   SizeEstimate e;
   RankText text;
   int sample = std::min(job.opt.steps, std::max(1, job.opt.log_every));

@@ -159,6 +159,7 @@ void Story::step(const RankInfo& r, int s, RankText& t, Rng& rng) const {
       if (i == last && j.is_log_step(s)) nccl::coll_line(n, j, r, j.loss_allreduce, s, op++);
     }
   }
+  for (int i = 0; i < j.opt.app_lines; ++i) app_line(r, s, i, t, rng);
   if (r.rank != 0) return;
   double elapsed = static_cast<double>(j.step_time(s).us - j.t_train.us) / 1e6;
   torch::tqdm_redraw(t.err, s, j.opt.steps, elapsed, j.step_s);
@@ -177,6 +178,44 @@ void Story::step(const RankInfo& r, int s, RankText& t, Rng& rng) const {
                    "Configuration saved in " + ck + "/config.json");
     torch::hf_line(t.err, ts.plus_ms(41212), "modeling_utils.py:2648",
                    "Model weights saved in " + ck + "/model.safetensors");
+  }
+}
+
+// What a training loop prints on every rank besides NCCL and PyTorch (most of
+// a real console): the i-th line of step `s` cycles through a Megatron-LM
+// iteration line, a loss dict, a progress bar ended by a newline and a
+// throughput print.
+void Story::app_line(const RankInfo& r, int s, int i, RankText& t, Rng& rng) const {
+  const Job& j = job_;
+  double frac = static_cast<double>(s) / j.opt.steps;
+  double loss = 1.92 - 0.6 * frac + rng.unit() * 0.05;
+  double step_ms = j.step_s * 1000 * (0.97 + rng.unit() * 0.06);
+  switch (i % 4) {
+    case 0:
+      t.out += " [";
+      put_date_time(t.out, j.step_time(s));
+      line(t.out, "] iteration ", Pad{s, 8}, '/', Pad{j.opt.steps, 8}, " | consumed samples: ",
+           Pad{static_cast<int64_t>(s) * 512, 12}, " | elapsed time per iteration (ms): ", Fixed{step_ms, 1},
+           " | learning rate: ", Fixed{2.0 - frac, 6}, "E-05 | global batch size: ", Pad{512, 5},
+           " | lm loss: ", Fixed{loss, 6}, "E+00 | loss scale: 1.0 | grad norm: ", Fixed{0.3 + rng.unit() * 0.25, 3},
+           " | number of skipped iterations: ", Pad{0, 3}, " | number of nan iterations: ", Pad{0, 3}, " |");
+      break;
+    case 1:
+      line(t.out, "{'loss': ", Fixed{loss, 4}, ", 'grad_norm': ", Fixed{0.3 + rng.unit() * 0.25, 6},
+           ", 'learning_rate': ", Fixed{2e-5 * (1 - frac), 9}, ", 'epoch': ", Fixed{frac, 2}, '}');
+      break;
+    case 2: {
+      std::string bar;
+      torch::tqdm_redraw(bar, s, j.opt.steps, static_cast<double>(j.step_time(s).us - j.t_train.us) / 1e6,
+                         j.step_s);
+      bar.erase(0, 1);  // the '\r' of a redraw: this bar prints a line per update
+      if (!bar.empty() && bar.back() == ']') bar.pop_back();
+      line(t.out, "Epoch 0: ", bar, ", loss=", Fixed{loss, 3}, ", v_num=0]");
+      break;
+    }
+    default:
+      line(t.out, "[rank ", r.rank, "] step ", s, " | tokens/s ", Fixed{3400 + rng.unit() * 200, 1}, " | mfu ",
+           Fixed{40 + rng.unit() * 3, 1}, "% | mem ", Fixed{61 + rng.unit() * 2, 1}, " GiB");
   }
 }
 

@@ -58,6 +58,7 @@ class Story {
 
   void startup(const RankInfo& r, RankText& t, Rng& rng) const;
   void step(const RankInfo& r, int step, RankText& t, Rng& rng) const;
+  void app_line(const RankInfo& r, int step, int i, RankText& t, Rng& rng) const;
   void ending(const RankInfo& r, RankText& t, Rng& rng) const;
   void rank0_finish(RankText& t, Rng& rng, bool clean) const;
 
