@@ -120,6 +120,13 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
            ": rank " + culprits + " never enqueued it, rank " + util::rank_ranges(m.joined) +
            " did (their Flight Recorder dumps; PyTorch's fr_trace names the same missing ranks).";
   }
+  if (rule.builtin == "fr-mismatch" && facts.fr_mismatch) {
+    const FrMismatch& m = *facts.fr_mismatch;
+    return "Collective " + std::to_string(m.seq) + " of process group " + m.pg_id + " differs between ranks: rank " +
+           culprits + " called it with " + m.what + " " + m.found + " where rank " + std::to_string(m.reference_rank) +
+           " called " + m.op + " with " + m.expected + " (their Flight Recorder dumps; PyTorch's fr_trace compares the "
+           "ranks the same way).";
+  }
   if (rule.builtin == "ignored-settings") {
     std::vector<std::string> reasons;
     for (const IgnoredSetting& s : facts.ignored_settings) reasons.push_back(s.reason);

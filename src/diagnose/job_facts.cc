@@ -270,6 +270,9 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   auto fr = find_fr_missing_ranks(db, job_id);
   if (!fr) return fr.take_error();
   f.fr_missing = std::move(fr).value();
+  auto fr_mismatch = find_fr_mismatch(db, job_id);
+  if (!fr_mismatch) return fr_mismatch.take_error();
+  f.fr_mismatch = std::move(fr_mismatch).value();
   // The ranks whose own error says they waited for rank 0's ncclUniqueId:
   // the line's rank, or the one its message names.
   s = each_row(db,

@@ -113,6 +113,20 @@ struct FrMissingRanks {
   std::vector<Located> lines;      ///< the missing ranks' dumps, then one joined rank's
 };
 
+/// The first collective of a process group whose ranks' Flight Recorder
+/// entries disagree: fr_trace's "Collective sequence number: N has errors",
+/// each rank compared with the first dump's (fr_trace's culprits).
+struct FrMismatch {
+  std::string pg_id;
+  int64_t seq = -1;
+  int reference_rank = -1;
+  std::string op;                  ///< the reference rank's profiling name
+  std::string what;                ///< "collective type", "input sizes", "output sizes" or "dtypes"
+  std::string expected, found;     ///< the reference rank's value, the first culprit's
+  std::vector<int> culprits;
+  std::vector<Located> lines;      ///< the culprits' entries, then the reference rank's
+};
+
 struct JobFacts {
   int64_t job_id = 0;
   std::string job;
@@ -136,6 +150,7 @@ struct JobFacts {
   std::optional<SlowHost> slow_host;
   std::optional<Slowdown> slowdown;              ///< the job stepped slower before it failed
   std::optional<FrMissingRanks> fr_missing;
+  std::optional<FrMismatch> fr_mismatch;
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;

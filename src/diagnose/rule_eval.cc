@@ -51,6 +51,7 @@ std::optional<NamedCulprits> named_culprits(const std::string& name, const JobFa
     return NamedCulprits{&f.uneven_batches->lines, &f.uneven_batches->short_ranks};
   if (name == "slow-host" && f.slow_host) return NamedCulprits{&f.slow_host->lines, &f.slow_host->ranks};
   if (name == "fr-missing-ranks" && f.fr_missing) return NamedCulprits{&f.fr_missing->lines, &f.fr_missing->missing};
+  if (name == "fr-mismatch" && f.fr_mismatch) return NamedCulprits{&f.fr_mismatch->lines, &f.fr_mismatch->culprits};
   // A slowdown is the job's, read from one rank's bar: it names no culprit.
   static const std::vector<int> kNone;
   if (name == "slowdown" && f.slowdown) return NamedCulprits{&f.slowdown->lines, &kNone};
@@ -66,6 +67,7 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   if (name == "uneven-batches") return f.uneven_batches && (a.has_timeouts || !f.failures.empty());
   if (name == "slow-host") return f.slow_host && a.has_timeouts;
   if (name == "fr-missing-ranks") return f.fr_missing.has_value();
+  if (name == "fr-mismatch") return f.fr_mismatch.has_value();
   if (name == "slowdown") return f.slowdown && (a.has_timeouts || !f.failures.empty());
   if (name == "version-mismatch") {
     std::set<std::string> versions;

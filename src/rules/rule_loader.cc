@@ -25,7 +25,7 @@ const std::set<std::string> kKinds = {
     "signal_sent",   "store_error",         "flight_recorder"};
 const std::set<std::string> kBuiltins = {"never-issued", "all-stuck", "version-mismatch", "ignored-settings",
                                          "uneven-inputs", "uneven-batches", "slow-host",
-                                         "fr-missing-ranks", "slowdown"};
+                                         "fr-missing-ranks", "fr-mismatch", "slowdown"};
 
 bool is_kebab(const std::string& id) {
   if (id.empty() || id.front() == '-' || id.back() == '-') return false;

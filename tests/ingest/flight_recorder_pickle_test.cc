@@ -83,6 +83,60 @@ TEST(FlightRecorderPickle, DumpsAloneGiveFrTracesVerdict) {
   }
 }
 
+// The verdict fr_trace printed on each mismatch fixture, pickled and JSON
+// (scripts/fr-trace-compare.sh ran it): "Collective sequence number: 42 has
+// errors ... Culprit rank R; Error type: SIZE_OR_SYNTAX_MISMATCH | ..._DTYPE_
+// | ..._TYPE_MISMATCH". The JSON twins, which fr_trace cannot read, get the
+// same answer.
+TEST(FlightRecorderPickle, RanksThatCalledACollectiveDifferentlyAreItsCulprits) {
+  struct Case {
+    const char* dir;
+    const char* culprit;
+    const char* words;
+  };
+  const Case cases[] = {
+      {"v2.10-rank3-size-mismatch", "3",
+       "rank 3 called it with input sizes [[27262976]] where rank 0 called nccl:_all_gather_base with [[27264000]]"},
+      {"v2.7-rank1-dtype-mismatch", "1",
+       R"(rank 1 called it with dtypes [\"Float\"] -> [\"Float\"] where rank 0 called nccl:_all_gather_base with )"
+       R"([\"BFloat16\"] -> [\"BFloat16\"])"},  // as JSON escapes it
+      {"v2.4-rank2-type-mismatch", "2",
+       "rank 2 called it with collective type nccl:all_reduce where rank 0 called nccl:_all_gather_base"},
+  };
+  for (const Case& c : cases) {
+    for (const char* suffix : {"", "-json"}) {
+      SCOPED_TRACE(std::string(c.dir) + suffix);
+      testing::TempDir t;
+      ingest::Options o;
+      o.paths = {testing::source_path(std::string("fixtures/flight-recorder/") + c.dir + suffix)};
+      o.db_path = t / "fr.db";
+      ASSERT_TRUE(ingest::run(o));
+      auto r = testing::run_ncclpm({"diagnose", "--db", o.db_path.string(), "--format", "json"});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      const std::string rule = "\"rule\": \"flight-recorder-mismatched-collective\"";
+      auto first = r.out.find("\"rule\": ");
+      ASSERT_NE(first, std::string::npos) << r.out;
+      EXPECT_EQ(r.out.compare(first, rule.size(), rule), 0) << r.out;  // the first finding
+      EXPECT_NE(r.out.find("\"culprit_ranks\": [\n        " + std::string(c.culprit) + "\n      ]"), std::string::npos)
+          << r.out;
+      EXPECT_NE(r.out.find(c.words), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("flight-recorder-missing-ranks"), std::string::npos) << r.out;
+    }
+  }
+}
+
+// Ranks that agree on every collective give no mismatch: the missing-rank
+// fixtures' seq 38-41 are the same call on every rank.
+TEST(FlightRecorderPickle, RanksThatAgreeGiveNoMismatch) {
+  testing::TempDir t;
+  ingest::Options o;
+  o.paths = {testing::source_path("fixtures/flight-recorder/v2.7-rank2-missing")};
+  o.db_path = t / "fr.db";
+  ASSERT_TRUE(ingest::run(o));
+  auto r = testing::run_ncclpm({"diagnose", "--db", o.db_path.string(), "--format", "json"});
+  EXPECT_EQ(r.out.find("flight-recorder-mismatched-collective"), std::string::npos) << r.out;
+}
+
 using namespace std::string_literals;
 
 // A pickle as bytes: PROTO 2, then `body`. (Literals are split where a hex
