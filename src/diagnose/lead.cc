@@ -33,9 +33,21 @@ const RE2& error_words() {
   return kRe;
 }
 
+// A command line printed as Python's list of its arguments (a launcher's
+// record of the worker that failed: "['python', '-u', 'train.py',
+// '--ddp_timeout', '3600', ...]"): the words in it are options, not what went
+// wrong. The list is cut out before the words are read.
+std::string without_argument_lists(std::string_view text) {
+  static const RE2 kArgv(R"(\[\s*'[^']*'(?:,\s*'[^']*')+,?\]?)");
+  std::string out(text);
+  RE2::GlobalReplace(&out, kArgv, "[...]");
+  return out;
+}
+
 // A category from the words of a line no catalogue names: a classification
 // by the field's vocabulary, most specific first.
-std::string category_from_words(std::string_view text) {
+std::string category_from_words(std::string_view line) {
+  std::string text = without_argument_lists(line);
   static const std::vector<std::pair<std::string, std::unique_ptr<RE2>>> kByWords = [] {
     std::vector<std::pair<std::string, std::unique_ptr<RE2>>> v;
     auto add = [&v](const char* cat, const char* re) { v.emplace_back(cat, std::make_unique<RE2>(re)); };
@@ -53,7 +65,7 @@ std::string category_from_words(std::string_view text) {
     return v;
   }();
   for (const auto& [cat, re] : kByWords)
-    if (RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), *re)) return cat;
+    if (RE2::PartialMatch(text, *re)) return cat;
   return "rank_crash";
 }
 

@@ -107,6 +107,20 @@ TEST(Lead, AConnectionThatCouldNotBeMadeIsASocketFailureByItsWords) {
   }
 }
 
+// A launcher's record of the worker that failed prints its command line as a
+// Python list: '--ddp_timeout' there is an option, not a timeout.
+TEST(Lead, TheWordsOfAFailedWorkersCommandLineAreNotItsFailure) {
+  auto d = diagnose_log(
+      "[2024-01-03 14:05:36,716] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', "
+      "'src/train_bash.py', '--local_rank=3', '--ddp_timeout', '30000', '--report_to', 'tensorboard']\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(d.findings.front().category, "rank_crash");
+  auto words = diagnose_log("[2024-01-03 14:05:36,716] [ERROR] [trainer.py:10] barrier timed out after 30000 ms\n");
+  ASSERT_TRUE(words.has_root_cause());
+  EXPECT_EQ(words.findings.front().category, "collective_timeout") << "outside a command line the words still count";
+}
+
 // NCCL warns that it cannot load libibverbs and goes on over sockets: a
 // notice (rules/catalog/nccl.tsv), no cause; it leads only when nothing else is there.
 TEST(Lead, ANoticeNcclCarriedOnAfterIsNoCauseAndLeadsOnlyAlone) {
