@@ -226,6 +226,45 @@ void nccl_words_explain_result_code(std::vector<Finding>& findings) {
   }
 }
 
+// Untimed lines are ordered only within a file, and only within one process
+// (two processes' lines in one console interleave as their buffers flush): a
+// network error a process logged above its own crash came before it and is no
+// echo of it (an IB completion error in the proxy thread, then the main
+// thread's CUDA failure). True when that holds for every crash in `crashes`.
+bool logged_before_each_crash_on_its_host(const Finding& net, const std::vector<const Finding*>& crashes) {
+  if (crashes.empty()) return false;
+  for (const Finding* c : crashes) {
+    bool before = false;
+    for (const Evidence& n : net.evidence) {
+      if (n.ts_us != 0 || n.host.empty() || n.pid == 0) continue;
+      for (const Evidence& e : c->evidence)
+        if (e.ts_us == 0 && e.file == n.file && e.host == n.host && e.pid == n.pid && n.line < e.line) before = true;
+    }
+    if (!before) return false;
+  }
+  return true;
+}
+
+// After the sort by confidence: an untimed network error that a process
+// logged above its own crash goes before the crash it preceded.
+void network_error_logged_first_leads(std::vector<Finding>& findings) {
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    if (!f.root_cause || (f.category != "network_socket" && f.category != "network_ib")) continue;
+    std::vector<const Finding*> ahead;
+    size_t first = i;
+    for (size_t j = 0; j < i; ++j) {
+      if (!findings[j].root_cause || !is_crash(findings[j].category)) continue;
+      ahead.push_back(&findings[j]);
+      first = std::min(first, j);
+    }
+    if (!logged_before_each_crash_on_its_host(f, ahead)) continue;
+    findings[i].summary += " Its process logged it before its own crash: it came first.";
+    std::rotate(findings.begin() + static_cast<std::ptrdiff_t>(first), findings.begin() + static_cast<std::ptrdiff_t>(i),
+                findings.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  }
+}
+
 void order_findings(std::vector<Finding>& findings) {
   stop_before_failures_leads(findings);
   nccl_words_explain_result_code(findings);
@@ -234,9 +273,11 @@ void order_findings(std::vector<Finding>& findings) {
   // other side of the connection: a cascade, not a cause.
   int64_t first_crash = 0;
   bool crash = false;
+  std::vector<const Finding*> crashes;
   for (const Finding& f : findings) {
     if (!is_crash(f.category) || !f.root_cause) continue;
     crash = true;
+    crashes.push_back(&f);
     if (f.first_ts_us != 0 && (first_crash == 0 || f.first_ts_us < first_crash)) first_crash = f.first_ts_us;
   }
   for (Finding& f : findings) {
@@ -247,7 +288,8 @@ void order_findings(std::vector<Finding>& findings) {
       f.summary += " The crash above explains it.";
     }
     bool network = f.category == "network_socket" || f.category == "network_ib";
-    if (crash && network && f.root_cause && (first_crash == 0 || f.first_ts_us == 0 || f.first_ts_us >= first_crash)) {
+    if (crash && network && f.root_cause && (first_crash == 0 || f.first_ts_us == 0 || f.first_ts_us >= first_crash) &&
+        !logged_before_each_crash_on_its_host(f, crashes)) {
       f.root_cause = false;
       f.summary += " This follows a crash on another rank: a cascade, not a cause.";
     }
@@ -259,6 +301,7 @@ void order_findings(std::vector<Finding>& findings) {
     if (a.first_ts_us != b.first_ts_us) return a.first_ts_us < b.first_ts_us;
     return severity_rank(a.severity) < severity_rank(b.severity);
   });
+  network_error_logged_first_leads(findings);
   // A cause whose evidence a stronger cause already shows adds nothing of its
   // own: of the same category it goes (a generic exception rule under the OOM
   // rule); of another it is what the stronger one did, a symptom (the crash a

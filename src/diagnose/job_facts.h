@@ -24,7 +24,8 @@ struct Located {
   std::string host;
   int64_t ts_us = 0;
   std::string text;
-  Evidence evidence() const { return Evidence{file, line, text, rank, host, ts_us}; }
+  int64_t pid = 0;  ///< 0: not read (only the rule scan reads it)
+  Evidence evidence() const { return Evidence{file, line, text, rank, host, ts_us, pid}; }
 };
 
 struct TimeoutRecord {

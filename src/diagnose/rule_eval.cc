@@ -183,9 +183,10 @@ class Evaluation {
   // matcher, but NCCL's bulk start-up lines: rules never name those.
   Status scan_lines() {
     auto stmt = db_.prepare(
-        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
+        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind, coalesce(e.pid, 0)"
         " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kNcclStartupBulkKinds) +
-        " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed'"
+        " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
+        " coalesce(u.pid, 0)"
         " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->bind_all({f_.job_id}); !s) return s;
@@ -201,7 +202,7 @@ class Evaluation {
       std::string kind = stmt->column_text(6);
       Located l{stmt->column_text(0), stmt->column_int(1),
                 stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
-                stmt->column_int(4), std::string(text.substr(0, text.find('\n')))};
+                stmt->column_int(4), std::string(text.substr(0, text.find('\n'))), stmt->column_int(7)};
       for (int i : matched_) {
         const rules::Rule& r = rules_[static_cast<size_t>(i)];
         if (r.scope == rules::Scope::kCulpritTail || !kind_allowed(r, kind)) continue;

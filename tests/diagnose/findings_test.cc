@@ -390,6 +390,24 @@ TEST(Mismatch, DifferentOpsAreADesync) {
   EXPECT_EQ(find_rule(d, "uneven-inputs"), nullptr);
 }
 
+// Without times, a file orders one process's lines: an IB error its proxy
+// thread logged above its own CUDA failure came first. Another process's
+// lines above a crash say nothing of what came first.
+TEST(Ordering, AnUntimedNetworkErrorAProcessLoggedBeforeItsOwnCrashLeads) {
+  const std::string ib = "gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, "
+                         "opcode 1, len 0, vendor err 129\n";
+  const std::string cuda = "gpu5:35917:35917 [1] init.cu:194 NCCL WARN Cuda failure 'an illegal memory access was "
+                           "encountered'\n";
+  auto same = diagnose_log(ib + cuda);
+  ASSERT_TRUE(same.has_root_cause());
+  EXPECT_EQ(same.findings.front().category, "network_ib");
+  std::string other_process = cuda;
+  other_process.replace(other_process.find("35917:35917"), 11, "35920:35920");
+  auto other = diagnose_log(ib + other_process);
+  ASSERT_TRUE(other.has_root_cause());
+  EXPECT_EQ(other.findings.front().category, "cuda_error") << "another process's crash: the IB error is its cascade";
+}
+
 TEST(Ordering, AJobStoppedFromOutsideBeforeAnyFailureLeads) {
   auto d = diagnose_log(
       "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 DUE TO PREEMPTION ***\n"

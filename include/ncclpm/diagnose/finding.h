@@ -21,6 +21,7 @@ struct Evidence {
   int rank = -1;
   std::string host;
   int64_t ts_us = 0;  ///< 0: the line had no time
+  int64_t pid = 0;    ///< the process that logged it; 0: unknown (not shown, not stored)
 };
 
 /// The collective a finding is about, as the logs name it.
