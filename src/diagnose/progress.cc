@@ -141,28 +141,40 @@ std::optional<SlowHost> find_slow_host(const std::vector<ProgressBar>& bars) {
 
 
 Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t job_id) {
-  const char* sql =
-      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text,"
-      " CASE WHEN p.source = 'megatron' THEN 'iteration' ELSE coalesce(p.label, '') END, p.source,"
-      " coalesce(p.step, -1), p.seconds_per_step"
-      " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
-      " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'"
-      " ORDER BY e.event_id";
-  // One stream per rank, loop and source; the longest says most.
-  std::map<std::tuple<int, std::string, std::string>, std::vector<TimedStep>> streams;
-  Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
+  // One stream per rank, loop and source; the longest says most (ties: the
+  // lowest rank, then label and source). Counted first, then only that
+  // stream's lines are read: on an app-heavy job every rank prints a timed
+  // line per step, millions of rows, and one stream is all the trend needs.
+  const std::string timed =
+      " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'";
+  const std::string loop = "CASE WHEN p.source = 'megatron' THEN 'iteration' ELSE coalesce(p.label, '') END";
+  auto longest = db.prepare("SELECT coalesce(e.rank, -1) AS r, " + loop + " AS l, p.source AS s, count(*) AS n"
+                            " FROM training_progress p JOIN events e USING (event_id)" + timed +
+                            " GROUP BY r, l, s ORDER BY n DESC, r, l, s LIMIT 1");
+  if (!longest) return longest.take_error();
+  if (Status s = longest->bind_all({job_id}); !s) return s.take_error();
+  std::optional<Error> err;
+  if (!longest->step(&err)) {
+    if (err) return *err;
+    return std::vector<TimedStep>{};
+  }
+  int64_t rank = longest->column_int(0);
+  std::string label = longest->column_text(1), source = longest->column_text(2);
+  std::string sql = "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, " + loop +
+                    ", coalesce(p.step, -1), p.seconds_per_step"
+                    " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)" + timed +
+                    " AND coalesce(e.rank, -1) = ?2 AND " + loop + " = ?3 AND p.source = ?4 ORDER BY e.event_id";
+  std::vector<TimedStep> steps;
+  Status read = db.each_row(sql, {job_id, rank, label, source}, [&](const store::Statement& row) {
     TimedStep t;
     t.at = read_located(row);
     t.label = row.column_text(6);
-    t.step = row.column_int(8);
-    t.seconds_per_step = sqlite3_column_double(row.raw(), 9);
-    streams[{t.at.rank, t.label, row.column_text(7)}].push_back(std::move(t));
+    t.step = row.column_int(7);
+    t.seconds_per_step = sqlite3_column_double(row.raw(), 8);
+    steps.push_back(std::move(t));
   });
   if (!read) return read.take_error();
-  std::vector<TimedStep> longest;
-  for (auto& [key, steps] : streams)
-    if (steps.size() > longest.size()) longest = std::move(steps);
-  return longest;
+  return steps;
 }
 
 // The steady pace is the median after the warm-up (the first tenth: compiling,
