@@ -294,10 +294,26 @@ std::optional<DeclaredHost> parse_nccl_tests_host(std::string_view body) {
   return std::nullopt;
 }
 
+// Ray names the node an event happened on inside its message, by IP: the
+// raylet's OOM report ("... killed due to memory pressure (OOM) ... at node
+// (ID: 351e..., IP: 10.95.143.76)"), OutOfMemoryError's detail ("Memory on
+// the node (IP: 10.20.49.141, ID: ...)") and the version check ("This process
+// on node 10.123.3.87 was started with:"). Lists of several nodes (the
+// autoscaler's) have none of these shapes.
+std::optional<DeclaredHost> parse_ray_node(std::string_view body) {
+  if (!contains(body, "node")) return std::nullopt;
+  static const RE2 re(
+      R"((?:at node \(ID: [0-9a-f]+, IP: |Memory on the node \(IP: |This process on node )(\d{1,3}(?:\.\d{1,3}){3})\b)");
+  std::string ip;
+  if (!RE2::PartialMatch(sp(body), re, &ip)) return std::nullopt;
+  return DeclaredHost{ip, -1};
+}
+
 std::optional<DeclaredHost> parse_declared_host(std::string_view body) {
   if (contains(body, "Test ") || contains(body, " Pid ")) {
     if (auto d = parse_nccl_tests_host(body)) return d;
   }
+  if (auto d = parse_ray_node(body)) return d;
   if (!contains(body, "ostname")) return std::nullopt;
   // The banner is the whole line, after at most one "Component: " label: a
   // host name that ends the line or is followed by its pid. ("hostname

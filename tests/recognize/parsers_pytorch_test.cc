@@ -454,6 +454,26 @@ TEST(ParsersPytorch, ReadsTheHostAProcessDeclaresInItsBanner) {
     EXPECT_FALSE(parse_declared_host(other)) << other;
 }
 
+// Ray names the node of an OOM kill or a version check by IP in the message.
+TEST(ParsersPytorch, ReadsTheNodeRayNamesInItsMessages) {
+  for (const auto& [line, ip] : std::vector<std::pair<std::string, std::string>>{
+           {"[2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) "
+            "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: 351e406b19, "
+            "IP: 10.95.143.76) over the last time period.",
+            "10.95.143.76"},
+           {"Memory on the node (IP: 10.20.49.141, ID: 4748aa6d1b) where the task (actor ID: 9e43ace6, "
+            "pid=4100606, memory used=56.57GB) was run exceeded the threshold",
+            "10.20.49.141"},
+           {"This process on node 10.123.3.87 was started with:", "10.123.3.87"},
+       }) {
+    auto d = parse_declared_host(line);
+    ASSERT_TRUE(d) << line;
+    EXPECT_EQ(d->host, ip) << line;
+  }
+  // The autoscaler lists nodes it acts on: no one node of this line.
+  EXPECT_FALSE(parse_declared_host("(autoscaler) The following nodes (node IP: 10.1.140.199) will be terminated"));
+}
+
 // slurmstepd names the host it stopped the step on (req.c); the reason is kept.
 TEST(ParsersPytorch, ParsesSlurmCancellations) {
   auto step = parse_process_exit(
