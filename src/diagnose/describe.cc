@@ -167,7 +167,7 @@ std::string fill_advice(const std::string& advice, const Finding& f, const RuleH
       {"suggested_timeout_s", std::to_string(std::max<int64_t>(3600, timeout_s * 2))},
       {"ifname", facts.interfaces.empty() ? "<interface>" : facts.interfaces.front()},
       {"ifnames", facts.interfaces.empty() ? "(not in the logs)" : join(facts.interfaces, ", ")},
-      {"hca", facts.hcas.empty() ? "<hca>" : join(facts.hcas, ",")},
+      {"hca", facts.hcas.empty() ? "(not in the logs)" : join(facts.hcas, ",")},
       {"nccl_versions", or_unknown(join(versions, ", "))},
       {"version", or_unknown(hits.version)},
       {"job", facts.job},

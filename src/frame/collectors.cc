@@ -63,15 +63,19 @@ void take(std::string_view& rest, Frame& f, size_t len, std::string_view host, c
   rest.remove_prefix(len);
 }
 
-// Intel MPI's -l / -prepend-rank: "[155] " before what the rank printed.
+// Intel MPI's -l / -prepend-rank: "[155] " before what the rank printed; a
+// runner that glues the rank on ("[15]worker-23:83:2526 [0] NCCL WARN ...",
+// as posted from Horovod jobs) only before NCCL's own host:pid:tid.
 bool peel_rank_label(std::string_view& rest, Frame& f) {
   size_t i = 1;
   int rank = 0;
   while (i < rest.size() && i < 8 && is_digit(rest[i])) rank = rank * 10 + (rest[i++] - '0');
-  if (i == 1 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;
-  if (!producer_starts(rest.substr(i + 2))) return false;
+  if (i == 1 || i + 1 >= rest.size() || rest[i] != ']') return false;
+  size_t len = rest[i + 1] == ' ' ? i + 2 : i + 1;
+  std::string_view after = rest.substr(len);
+  if (!producer_starts(after) || (len == i + 1 && after.starts_with('['))) return false;
   if (f.rank < 0) f.rank = rank;
-  rest.remove_prefix(i + 2);
+  rest.remove_prefix(len);
   return true;
 }
 

@@ -174,11 +174,31 @@ void glue_c10_line(std::string_view line, std::string_view& rest, Frame& f) {
   }
 }
 
+// A log pasted as a Markdown quote: "> " before each line, ">" alone for a
+// blank one. The quote is no part of what the job wrote.
+std::string_view without_quote(std::string_view line) {
+  if (line.starts_with("> ")) return line.substr(2);
+  if (line.starts_with('>') && util::is_blank(line.substr(1))) return line.substr(1);
+  return line;
+}
+
+bool mostly_quoted(const std::vector<std::string_view>& sample) {
+  size_t nonblank = 0, quoted = 0;
+  for (std::string_view line : sample) {
+    if (util::is_blank(line)) continue;
+    ++nonblank;
+    if (without_quote(line).size() < line.size()) ++quoted;
+  }
+  return nonblank > 0 && quoted * 10 >= nonblank * 6;
+}
+
 }  // namespace
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
+  quoted_ = mostly_quoted(sample);
   size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0, name_tags = 0;
-  for (std::string_view line : sample) {
+  for (std::string_view quoted_line : sample) {
+    std::string_view line = quoted_ ? without_quote(quoted_line) : quoted_line;
     if (util::is_blank(line)) continue;
     ++nonblank;
     if (starts_with_name_tag(line)) ++name_tags;
@@ -352,7 +372,9 @@ bool Framer::frame_plain_nccl(std::string_view line, Frame& f) const {
   return true;
 }
 
-Frame Framer::frame(std::string_view line) {
+Frame Framer::frame(std::string_view raw) {
+  // Offsets into the line (glued_at) stay those of the physical line.
+  std::string_view line = quoted_ ? without_quote(raw) : raw;
   Frame f;
   if (frame_plain_nccl(line, f)) return f;
   f = Frame{};
@@ -391,8 +413,8 @@ Frame Framer::frame(std::string_view line) {
           match_bracket_rank(rest.substr(at), &role, &n) &&
           (!f.had_prefix || looks_like_progress_bar(rest.substr(0, at)))) {
         rest.remove_prefix(at);
-        if (rest.data() > line.data() && rest.data() < line.data() + line.size())
-          f.glued_at = static_cast<size_t>(rest.data() - line.data());
+        if (rest.data() > raw.data() && rest.data() < raw.data() + raw.size())
+          f.glued_at = static_cast<size_t>(rest.data() - raw.data());
         f.progress_bar = true;
         if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
         break;
@@ -402,7 +424,7 @@ Frame Framer::frame(std::string_view line) {
   // Most lines have no "][": one scan for it before the bar's three.
   if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && rest.find("][") != std::string_view::npos &&
       looks_like_progress_bar(rest))
-    glue_c10_line(line, rest, f);
+    glue_c10_line(raw, rest, f);
   peel_producer(rest, f);
   if (f.producer != Producer::kUnknown) f.had_prefix = true;
   f.body = rest;

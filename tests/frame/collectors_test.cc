@@ -45,6 +45,9 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
        "gpu-node6", -1, Producer::kNccl, "Bootstrap"},
       {"[155] crow-19:5330:7970 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument",
        "crow-19", 155, Producer::kNccl, "Call to ibv_modify_qp"},
+      // The rank glued on, as posted from a Horovod job.
+      {"[15]worker-23:83:2526 [0] misc/socket.cc:503 NCCL WARN Net : Call to recv from 100.96.188.199<41468> failed",
+       "worker-23", 15, Producer::kNccl, "Net : Call to recv"},
       {"[ib-vm-61:343042:0:345015] Caught signal 11 (Segmentation fault: invalid permissions for mapped object)",
        "ib-vm-61", -1, Producer::kUnknown, "Caught signal 11"},
       {"2025-11-24T03:20:21.001125857Z [2025-11-24 11:20:21] gpu-server320 [5] misc/socket.cc:46 NCCL WARN "
@@ -74,7 +77,8 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
 
 TEST(Collectors, LeavesMessagesThatOnlyLookLikeTags) {
   for (const char* line : {"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error",
-                           "step-3 loss 1.25 lr 0.0001", "2024-05-01 10:11:12,345 - INFO - Saving checkpoint"}) {
+                           "step-3 loss 1.25 lr 0.0001", "2024-05-01 10:11:12,345 - INFO - Saving checkpoint",
+                           "[2]step 3: loss 1.2 (no NCCL prefix after a glued tag)"}) {
     Framer framer = learned({line});
     Frame f = framer.frame(line);
     EXPECT_TRUE(f.host.empty()) << line;

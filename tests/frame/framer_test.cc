@@ -608,6 +608,25 @@ TEST(Framer, PeelsPdshHostOnlyWhenTheFileUsesIt) {
   EXPECT_EQ(g.body, "worker-1: starting");
 }
 
+// A log pasted as a Markdown quote (H): "> " before every line, ">" on a
+// blank one. The quote goes; what it wraps is framed as if unquoted. A file
+// with one quoted line among plain ones keeps it as written.
+TEST(Framer, PeelsTheMarkdownQuoteOfAPastedLog) {
+  Framer quoted = learned({"> node01: VM-0-14-centos:108:593 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE",
+                           ">", "> node01: VM-0-14-centos:108:593 [0] transport/net_ib.cc:816 NCCL WARN NET/IB : "
+                                "Got completion with error 12, opcode 0, len 0, vendor err 129"});
+  EXPECT_EQ(quoted.launcher(), LauncherFormat::kPdsh) << "the launcher is learnt from the unquoted lines";
+  Frame f = quoted.frame("> node01: VM-0-14-centos:108:593 [0] transport/net_ib.cc:816 NCCL WARN NET/IB : Got "
+                         "completion with error 12, opcode 0, len 0, vendor err 129");
+  EXPECT_EQ(f.producer, Producer::kNccl);
+  EXPECT_EQ(f.host, "VM-0-14-centos");
+  EXPECT_EQ(f.nccl_level, "WARN");
+  EXPECT_EQ(quoted.frame(">").body, "");
+
+  Framer plain = learned({"step 1", "step 2", "> a quoted remark"});
+  EXPECT_EQ(plain.frame("> a quoted remark").body, "> a quoted remark");
+}
+
 TEST(Framer, DoesNotTakeAnExceptionNameForAPdshHost) {
   Framer none = learned({"Traceback (most recent call last):", "RuntimeError: boom",
                          "KeyError: 'x'", "ValueError: bad"});

@@ -85,6 +85,7 @@ class Framer {
   LauncherFormat launcher_ = LauncherFormat::kNone;
   bool slurm_after_pdsh_ = false;  // "node07: 3: ...": srun labels inside pdsh output
   bool name_tags_ = false;         // most lines start with a collector's name tag ("trainer-1  | ")
+  bool quoted_ = false;            // most lines start with a Markdown quote ("> "): a pasted log
   std::string scratch_;
 };
 
