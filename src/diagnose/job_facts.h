@@ -173,10 +173,14 @@ Located read_located(const store::Statement& row);
 inline constexpr const char* kNcclChatterKinds =
     "('nccl_channel', 'nccl_comm', 'nccl_env', 'nccl_network', 'nccl_version')";
 
-/// The bulk of that chatter (a big job stores millions of these rows): no
-/// rule reads them; the banners and settings, few and read by version gates,
-/// are not among them.
-inline constexpr const char* kNcclStartupBulkKinds = "('nccl_channel', 'nccl_comm', 'nccl_network')";
+/// The rows no rule pattern reads, and the bulk of a big job's events: NCCL's
+/// start-up chatter (the banners and settings, few and read by version gates,
+/// are not among them) and the training loop's progress lines (a bar, a
+/// metrics dict, an iteration line: its status, never an error; text glued
+/// after a bar is split off as a line of its own by the framer). The progress
+/// analyses read training_progress themselves.
+inline constexpr const char* kUnscannedBulkKinds =
+    "('nccl_channel', 'nccl_comm', 'nccl_network', 'training_progress')";
 
 /// An SQL condition on `e` (events, job in ?1): the event is not of `kinds`.
 /// It is answered from the (job_id, kind) index, so the rows of those kinds

@@ -180,11 +180,11 @@ class Evaluation {
   }
 
   // Every stored line (events and unparsed lines) once through the combined
-  // matcher, but NCCL's bulk start-up lines: rules never name those.
+  // matcher, but the bulk kinds no rule names (kUnscannedBulkKinds).
   Status scan_lines() {
     auto stmt = db_.prepare(
         "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind, coalesce(e.pid, 0)"
-        " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kNcclStartupBulkKinds) +
+        " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kUnscannedBulkKinds) +
         " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
         " coalesce(u.pid, 0)"
         " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");

@@ -159,6 +159,39 @@ bool looks_like_progress_bar(std::string_view s) {
          s.find("%|") != std::string_view::npos;
 }
 
+// Where a tqdm bar's stats bracket ends ("...| 31/67 [29:02<35:12, 58.67s/it]"),
+// when more text follows on the same line; 0 otherwise. tqdm writes nothing
+// after the bracket but the next redraw, which starts with '\r': text there
+// is another writer's line that lost the newline before it ("...s/it]slurmstepd:
+// error: *** STEP 6053.0 ... CANCELLED ...").
+size_t text_after_bar_stats(std::string_view s) {
+  size_t pct = s.find("%|");
+  if (pct == std::string_view::npos) return 0;
+  size_t open = s.find(" [", pct);
+  if (open == std::string_view::npos) return 0;
+  size_t close = s.find(']', open);
+  if (close == std::string_view::npos) return 0;
+  std::string_view stats = s.substr(open + 2, close - open - 2);
+  if (stats.find('<') == std::string_view::npos && stats.find("it/s") == std::string_view::npos &&
+      stats.find("s/it") == std::string_view::npos)
+    return 0;
+  size_t next = close + 1;
+  while (next < s.size() && s[next] == ' ') ++next;
+  if (next >= s.size()) return 0;
+  std::string_view after = s.substr(next);
+  // Redraws whose '\r' was lost run on as bars: one line of the bar's own.
+  if (looks_like_progress_bar(after)) return 0;
+  if (is_alpha(s[next]) || is_digit(s[next])) return next;
+  // A bracket there is the bar's own decoration unless a producer's prefix
+  // opens with it ("...?it/s][2024-01-03 14:05:36,090] [INFO] [launch.py:315:...]").
+  std::string_view glued = after;
+  Frame probe;
+  if (s[next] == '[' && (peel_c10(glued, probe) || peel_deepspeed(glued, probe) || peel_hf_logging(glued, probe) ||
+                         peel_nemo(glued, probe) || peel_py_logging(glued, probe)))
+    return next;
+  return 0;
+}
+
 // A c10 log line glued to the end of a progress bar with no tee prefix
 // between them: "...66.12it/s][E ProcessGroupNCCL.cpp:567] [Rank 1] ...".
 void glue_c10_line(std::string_view line, std::string_view& rest, Frame& f) {
@@ -425,6 +458,14 @@ Frame Framer::frame(std::string_view raw) {
   if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && rest.find("][") != std::string_view::npos &&
       looks_like_progress_bar(rest))
     glue_c10_line(raw, rest, f);
+  if (f.glued_at == 0 && !rest.empty() && rest[0] != '[') {
+    size_t at = text_after_bar_stats(rest);
+    if (at > 0 && rest.data() + at > raw.data() && rest.data() + at < raw.data() + raw.size()) {
+      rest.remove_prefix(at);
+      f.glued_at = static_cast<size_t>(rest.data() - raw.data());
+      f.progress_bar = true;
+    }
+  }
   peel_producer(rest, f);
   if (f.producer != Producer::kUnknown) f.had_prefix = true;
   f.body = rest;

@@ -38,7 +38,7 @@ struct Incident {
 };
 
 const Incident kIncidents[] = {
-    {"save-phase-stall-torchrun-logdir", 20, 1120, {1, 2, 3, 4, 5, 6, 7}, 59709, "_ALLGATHER_BASE", 0, 0,
+    {"save-phase-stall-torchrun-logdir", 20, 1122, {1, 2, 3, 4, 5, 6, 7}, 59709, "_ALLGATHER_BASE", 0, 0,
      "save_phase_stall", {0}},
     {"fsdp-lora-allgather-timeout-console", 1, 630, {0, 1, 2, 3, 4, 6, 7}, 9713, "_ALLGATHER_BASE", 0, 0,
      "desync", {5}},

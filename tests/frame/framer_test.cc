@@ -892,6 +892,30 @@ TEST(Framer, FindsAC10LineGluedToAProgressBarWithoutATeePrefix) {
   EXPECT_EQ(words.glued_at, 0u) << "a bracket that is no c10 prefix stays part of the bar";
 }
 
+// tqdm writes nothing after its stats bracket but the next redraw ('\r'):
+// text there is another writer's line that lost its newline.
+TEST(Framer, FindsALineGluedAfterAProgressBarsStats) {
+  Framer framer;
+  std::string_view line =
+      "Preparing test set...:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP 6053.0 ON "
+      "DEL2212S020 CANCELLED AT 2024-04-23T12:18:08 ***";
+  Frame f = framer.frame(line);
+  EXPECT_EQ(f.glued_at, line.find("slurmstepd"));
+  EXPECT_TRUE(std::string_view(f.body).starts_with("slurmstepd: error:")) << f.body;
+  std::string_view logged =
+      "  0%|          | 0/17165 [00:00<?, ?it/s][2024-01-03 14:05:36,090] [INFO] [launch.py:315:sigkill_handler] "
+      "Killing subprocess 2726715";
+  EXPECT_EQ(framer.frame(logged).glued_at, logged.find("[2024")) << "a logger's prefix opens the glued line";
+  for (std::string_view whole : {
+           std::string_view("Map: 100%|##########| 1000/1000 [00:01<00:00, 900.12 examples/s]"),
+           std::string_view("Epoch 1:  50%|#####     | 5/10 [00:05<00:05, 1.00it/s, loss=0.52]  "),
+           std::string_view("download:  50%|#####     | 5/10 [see the mirror] then retry"),
+           std::string_view(" 69%|######8   | 1003/1464 [4:52:12<2:13:00, 17.31s/it] 69%|######8   | 1006/1464 "
+                            "[4:53:05<2:12:08, 17.31s/it]"),
+       })
+    EXPECT_EQ(framer.frame(whole).glued_at, 0u) << whole;
+}
+
 TEST(Framer, KeepsTheLastSegmentOfCarriageReturnRedraws) {
   Framer framer;
   Frame f = framer.frame(

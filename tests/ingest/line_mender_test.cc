@@ -65,6 +65,30 @@ TEST(LineMender, TmuxPaddedRowsAreOneLineAgain) {
   EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
 }
 
+// tqdm writes nothing after its stats bracket but the next redraw: what
+// follows on the line is another line that lost its newline. Both are kept,
+// the bar as progress, the rest as what it is, and both count as line 1.
+TEST(LineMender, TextGluedAfterAProgressBarIsALineOfItsOwn) {
+  TempDir t;
+  write_file(t / "logs/console.log",
+             "Preparing test set...:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]slurmstepd: error: *** STEP "
+             "6053.0 ON DEL2212S020 CANCELLED AT 2024-04-23T12:18:08 ***\n"
+             "Running tokenizer on dataset:  47%|####7     | 3169000/6811963 [30:11<38:27, 1578.58 examples/s]"
+             "Traceback (most recent call last):\n"
+             "  File \"train.py\", line 10, in main\n"
+             "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients.\n");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'training_progress' AND line_no IN (1, 2)"), 2);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'process_exit' AND line_no = 1"
+                              " AND text LIKE 'slurmstepd: error: *** STEP 6053.0%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'traceback' AND line_no = 2"
+                              " AND text LIKE 'Traceback (most recent call last):%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
 TEST(LineMender, UnpaddedRowsAreOneLineAgain) {
   TempDir t;
   write_file(t / "logs/console.log", as_terminal(kStuck, 100, false) + as_terminal(kTimeout, 100, false));
