@@ -164,7 +164,11 @@ Alignment align_collectives(const JobFacts& f) {
                              [&](const auto& kv) { return kv.second >= a.seq; });
     bool none_done = std::all_of(a.last_completed.begin(), a.last_completed.end(),
                                  [&](const auto& kv) { return kv.second < a.seq; });
-    a.all_stuck = stuck && none_done && a.last_enqueued.size() >= 2;
+    // "All ranks arrived" needs every rank of the job to have said so: ranks
+    // the logs never show (a paste of two ranks' lines out of four) may be
+    // the very ones missing.
+    bool all_reported = f.world_size <= 0 || a.last_enqueued.size() >= static_cast<size_t>(f.world_size);
+    a.all_stuck = stuck && none_done && a.last_enqueued.size() >= 2 && all_reported;
   }
   for (const StatusRecord& s : f.statuses) {
     if (a.evidence.size() >= 6) break;

@@ -408,6 +408,26 @@ TEST(Ordering, AnUntimedNetworkErrorAProcessLoggedBeforeItsOwnCrashLeads) {
   EXPECT_EQ(other.findings.front().category, "cuda_error") << "another process's crash: the IB error is its cascade";
 }
 
+// "All ranks arrived" is said only when every rank of the job said it had
+// enqueued the collective: ranks 0 and 1 of four never showing up may be the
+// ones that were missing.
+TEST(Alignment, AllRanksStuckNeedsEveryRankOfTheJobToReport) {
+  auto stuck = [](int rank) {
+    std::string r = std::to_string(rank);
+    return "[rank" + r + "]:[E821 16:40:45.240894715 ProcessGroupNCCL.cpp:632] [Rank " + r +
+           "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=19, OpType=ALLREDUCE, NumelIn=1, "
+           "NumelOut=1, Timeout(ms)=1800000) ran for 1800093 milliseconds before timing out.\n"
+           "[rank" + r + "]:[E821 16:40:45.241026910 ProcessGroupNCCL.cpp:2271] [PG ID 0 PG GUID 0(default_pg) Rank " +
+           r + "]  failure detected by watchdog at work sequence id: 19 PG status: last enqueued work: 19, last "
+           "completed work: 18\n";
+  };
+  auto both = diagnose_log(stuck(0) + stuck(1));
+  ASSERT_TRUE(both.has_root_cause());
+  EXPECT_EQ(both.findings.front().rule, "all-ranks-stuck-in-collective");
+  auto half = diagnose_log(stuck(2) + stuck(3));
+  EXPECT_EQ(find_rule(half, "all-ranks-stuck-in-collective"), nullptr) << "ranks 0 and 1 never reported";
+}
+
 TEST(Ordering, AJobStoppedFromOutsideBeforeAnyFailureLeads) {
   auto d = diagnose_log(
       "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 DUE TO PREEMPTION ***\n"
