@@ -2,6 +2,7 @@
 #include "describe.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -151,8 +152,32 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   return s + ".";
 }
 
-std::string fill_advice(const std::string& advice, const Finding& f, const RuleHits& hits,
+// "rank 3 on node7", "rank 3", "a rank on node7" or "a rank the logs do not
+// name": the culprit as advice names it, without a placeholder's "(not in
+// the logs)" in the middle of a sentence.
+std::string culprit_words(const Finding& f) {
+  std::string ranks = util::rank_ranges(f.culprit_ranks), hosts = join(f.culprit_hosts, ", ");
+  if (!ranks.empty()) return "rank " + ranks + (hosts.empty() ? "" : " on " + hosts);
+  return hosts.empty() ? "a rank the logs do not name" : "a rank on " + hosts;
+}
+
+// Rewrites the advice's phrases that name the culprit into culprit_words.
+std::string name_the_culprit(std::string advice, const Finding& f) {
+  std::string who = culprit_words(f), Who = who;
+  Who[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(Who[0])));
+  const std::pair<const char*, const std::string*> phrases[] = {
+      {"Rank {culprit_ranks} on {culprit_hosts}", &Who}, {"rank {culprit_ranks} on {culprit_hosts}", &who},
+      {"{culprit_hosts} (rank {culprit_ranks})", &who},  {"Rank {culprit_ranks}", &Who},
+      {"rank {culprit_ranks}", &who}};
+  for (const auto& [phrase, words] : phrases)
+    for (size_t at = advice.find(phrase); at != std::string::npos; at = advice.find(phrase, at + words->size()))
+      advice.replace(at, std::string_view(phrase).size(), *words);
+  return advice;
+}
+
+std::string fill_advice(const std::string& template_advice, const Finding& f, const RuleHits& hits,
                         const JobFacts& facts, const Alignment& a) {
+  const std::string advice = name_the_culprit(template_advice, f);
   auto or_unknown = [](const std::string& s) { return s.empty() ? std::string("(not in the logs)") : s; };
   std::vector<std::string> versions;
   for (const auto& [v, lines] : facts.nccl_versions) versions.push_back(v);
