@@ -29,7 +29,9 @@ const RE2& error_words() {
   static const RE2 kRe(
       R"(\b[A-Z]\w*(?:Error|Exception)\b|\bERROR\b|\bFATAL\b|\b[Ee]rror:|\bfailed\b|\bfailure\b|Segmentation fault|)"
       R"(core dumped|\bKilled\b|CANCELLED|\bSIG(?:TERM|KILL|SEGV|ABRT|BUS)\b|exitcode\s*:\s*-?[1-9]|)"
-      R"(exit code:? -?[1-9]|non-zero exit|has been aborted|\bXid\b|timed out|[Ww]atchdog caught)");
+      R"(exit code:? -?[1-9]|non-zero exit|has been aborted|\bXid\b|timed out|[Ww]atchdog caught|)"
+      // A network's failed work completion, whatever transport or plugin printed it.
+      R"(Got completion (?:from peer \S+ )?with (?:error|status))");
   return kRe;
 }
 

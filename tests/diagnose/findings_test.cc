@@ -107,6 +107,16 @@ TEST(Lead, AConnectionThatCouldNotBeMadeIsASocketFailureByItsWords) {
   }
 }
 
+// A failed work completion is an error line in any transport's words, even
+// one no parser knows (a plugin's "NET/IBP:" spelling, no NCCL prefix).
+TEST(Lead, AFailedWorkCompletionInAnUnknownSpellingStillLeads) {
+  auto d = diagnose_log(
+      "NET/IBP:Got completion from peer 10.0.0.7<36315> with status=12 opcode=32698 len=32696 vendor err 129 (Send)\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(d.findings.front().category, "network_ib");
+}
+
 // A launcher's record of the worker that failed prints its command line as a
 // Python list: '--ddp_timeout' there is an option, not a timeout.
 TEST(Lead, TheWordsOfAFailedWorkersCommandLineAreNotItsFailure) {
