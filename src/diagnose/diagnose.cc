@@ -231,7 +231,7 @@ void nccl_words_explain_result_code(std::vector<Finding>& findings) {
 // network error a process logged above its own crash came before it and is no
 // echo of it (an IB completion error in the proxy thread, then the main
 // thread's CUDA failure). True when that holds for every crash in `crashes`.
-bool logged_before_each_crash_on_its_host(const Finding& net, const std::vector<const Finding*>& crashes) {
+bool logged_before_each_crash_by_its_process(const Finding& net, const std::vector<const Finding*>& crashes) {
   if (crashes.empty()) return false;
   for (const Finding* c : crashes) {
     bool before = false;
@@ -258,7 +258,7 @@ void network_error_logged_first_leads(std::vector<Finding>& findings) {
       ahead.push_back(&findings[j]);
       first = std::min(first, j);
     }
-    if (!logged_before_each_crash_on_its_host(f, ahead)) continue;
+    if (!logged_before_each_crash_by_its_process(f, ahead)) continue;
     findings[i].summary += " Its process logged it before its own crash: it came first.";
     std::rotate(findings.begin() + static_cast<std::ptrdiff_t>(first), findings.begin() + static_cast<std::ptrdiff_t>(i),
                 findings.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -289,7 +289,7 @@ void order_findings(std::vector<Finding>& findings) {
     }
     bool network = f.category == "network_socket" || f.category == "network_ib";
     if (crash && network && f.root_cause && (first_crash == 0 || f.first_ts_us == 0 || f.first_ts_us >= first_crash) &&
-        !logged_before_each_crash_on_its_host(f, crashes)) {
+        !logged_before_each_crash_by_its_process(f, crashes)) {
       f.root_cause = false;
       f.summary += " This follows a crash on another rank: a cascade, not a cause.";
     }
