@@ -116,11 +116,15 @@ bool printed_before(const Evidence& a, const Evidence& b) {
   return a.file == b.file && a.line < b.line;
 }
 
-// A job stopped from outside (scancel, preemption, eviction) before any rank
-// failed: the ranks' errors after it are what the stop did to them.
+// A job stopped by its user at the terminal: the interrupt is what the user
+// did, not what went wrong.
+bool is_user_interrupt(const Finding& f) { return f.rule == "job-interrupted-by-user"; }
+
+// A job stopped from outside (scancel, preemption, eviction, Ctrl-C) before
+// any rank failed: the ranks' errors after it are what the stop did to them.
 void stop_before_failures_leads(std::vector<Finding>& findings) {
   for (Finding& stop : findings) {
-    if (stop.rule != "job-stopped-from-outside" || stop.evidence.empty()) continue;
+    if ((stop.rule != "job-stopped-from-outside" && !is_user_interrupt(stop)) || stop.evidence.empty()) continue;
     bool first = std::all_of(findings.begin(), findings.end(), [&](const Finding& f) {
       return &f == &stop || !f.root_cause || f.evidence.empty() ||
              printed_before(stop.evidence.front(), f.evidence.front());
@@ -132,6 +136,26 @@ void stop_before_failures_leads(std::vector<Finding>& findings) {
       stop.summary += " It came before any rank failed: the failures below followed from it.";
     }
   }
+}
+
+// With no root cause but the user's interrupt, the logs' last lines before it
+// may show the phase that hung; that phase then leads and the interrupt is
+// its symptom.
+Status add_where_the_logs_stop(store::Connection& db, int64_t job_id, const rules::RuleSet& rules,
+                               std::vector<Finding>& findings) {
+  bool explained = std::any_of(findings.begin(), findings.end(),
+                               [](const Finding& f) { return f.root_cause && !is_user_interrupt(f); });
+  if (explained) return Ok{};
+  std::vector<Evidence> interrupts;
+  for (const Finding& f : findings)
+    if (is_user_interrupt(f)) interrupts.insert(interrupts.end(), f.evidence.begin(), f.evidence.end());
+  auto silent = logs_end_in_stall_phase(db, job_id, rules, interrupts);
+  if (!silent) return silent.take_error();
+  if (!*silent) return Ok{};
+  for (Finding& f : findings)
+    if (is_user_interrupt(f)) f.root_cause = false;
+  findings.push_back(std::move(**silent));
+  return Ok{};
 }
 
 // The single rank below the highest one that waited that did not wait itself
@@ -574,12 +598,9 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   // No signature explained the job: its earliest error line still leads
   // somewhere. Errors before any communicator formed: say it never started.
   if (Status s = add_catalogue_findings(db, facts, rules.catalog(), d.findings); !s) return s.take_error();
-  // Not an error line anywhere: where the logs stop may still tell.
-  if (std::none_of(d.findings.begin(), d.findings.end(), [](const Finding& f) { return f.root_cause; })) {
-    auto silent = logs_end_in_stall_phase(db, job_id, rules);
-    if (!silent) return silent.take_error();
-    if (*silent) d.findings.push_back(std::move(**silent));
-  }
+  // Not an error line anywhere (but the user's Ctrl-C): where the logs stop
+  // may still tell.
+  if (Status s = add_where_the_logs_stop(db, job_id, rules, d.findings); !s) return s.take_error();
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
   add_phases(d.ranks, d.findings, facts, a);

@@ -2,6 +2,8 @@
 #include "silent_hang.h"
 
 #include <algorithm>
+#include <cctype>
+#include <limits>
 
 #include "ncclpm/util/text.h"
 
@@ -18,7 +20,9 @@ bool names_a_stalled_phase(const rules::Rule& r) {
          r.scope == rules::Scope::kCulpritTail && r.builtin.empty() && r.also.empty() && r.absent_fired.empty();
 }
 
-Finding describe(const rules::Rule& rule, Evidence at) {
+// `interrupt`: the line where the user stopped the job, when the file was
+// read up to it.
+Finding describe(const rules::Rule& rule, Evidence at, const Evidence* interrupt) {
   Finding f;
   f.rule = "logs-end-in-phase";
   f.category = rule.category;
@@ -29,8 +33,14 @@ Finding describe(const rules::Rule& rule, Evidence at) {
   if (at.rank >= 0) f.culprit_ranks = {at.rank};
   if (!at.host.empty()) f.culprit_hosts = {at.host};
   f.first_ts_us = at.ts_us;
-  f.summary = "No error and no timeout were logged, and " + at.file + " ends at line " + std::to_string(at.line) +
-              " inside a phase that was never finished: \"" + std::string(util::clip(at.text, 160)) +
+  std::string where = interrupt == nullptr
+                          ? "no error and no timeout were logged, and " + at.file + " ends at line " +
+                                std::to_string(at.line)
+                          : "the job was interrupted at the terminal (" + at.file + ":" +
+                                std::to_string(interrupt->line) + ") with no error or timeout logged before, and " +
+                                "the last line before the interrupt is line " + std::to_string(at.line);
+  where[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(where[0])));
+  f.summary = where + ", inside a phase that was never finished: \"" + std::string(util::clip(at.text, 160)) +
               "\". If the job hung there, this is the stall " + rule.id + " names: " + rule.title + ".";
   f.advice =
       "Nothing in the logs reports the hang itself: no collective timed out (the timeout may be longer than the "
@@ -50,26 +60,29 @@ Finding describe(const rules::Rule& rule, Evidence at) {
 }  // namespace
 
 Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, int64_t job_id,
-                                                       const rules::RuleSet& rules) {
+                                                       const rules::RuleSet& rules,
+                                                       const std::vector<Evidence>& interrupts) {
   std::vector<size_t> candidates;
   for (size_t i = 0; i < rules.rules().size(); ++i)
     if (names_a_stalled_phase(rules.rules()[i])) candidates.push_back(i);
   if (candidates.empty()) return std::optional<Finding>();
-  // Each file's last stored line, found through the (file_id, line_no)
-  // indexes: a few rows per file, however many lines the job stored.
+  // Each file's last stored line before `before`, found through the
+  // (file_id, line_no) indexes: a few rows per file, however many lines the
+  // job stored.
   auto last_event = db.prepare(
       "SELECT end_line, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM events"
-      " WHERE file_id = ?1 ORDER BY line_no DESC LIMIT 1");
+      " WHERE file_id = ?1 AND line_no < ?2 ORDER BY line_no DESC LIMIT 1");
   if (!last_event) return last_event.take_error();
   auto last_unparsed = db.prepare(
       "SELECT line_no, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM unparsed_lines"
-      " WHERE file_id = ?1 ORDER BY line_no DESC LIMIT 1");
+      " WHERE file_id = ?1 AND line_no < ?2 ORDER BY line_no DESC LIMIT 1");
   if (!last_unparsed) return last_unparsed.take_error();
-  auto last_line = [&](int64_t file_id, const std::string& rel_path) -> Result<std::optional<Evidence>> {
+  auto last_line = [&](int64_t file_id, const std::string& rel_path,
+                       int64_t before) -> Result<std::optional<Evidence>> {
     std::optional<Evidence> last;
     for (store::Statement* stmt : {&*last_event, &*last_unparsed}) {
       stmt->reset();
-      if (Status b = stmt->bind_all({file_id}); !b) return b.take_error();
+      if (Status b = stmt->bind_all({file_id, before}); !b) return b.take_error();
       std::optional<Error> err;
       if (stmt->step(&err) && (!last || stmt->column_int(0) > last->line))
         last = Evidence{rel_path, stmt->column_int(0), stmt->column_text(4), static_cast<int>(stmt->column_int(1)),
@@ -83,7 +96,13 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
   Status s = db.each_row("SELECT file_id, rel_path FROM files WHERE job_id = ?1 ORDER BY rel_path", {job_id},
                          [&](const store::Statement& row) { files.emplace_back(row.column_int(0), row.column_text(1)); });
   for (size_t k = 0; s && !found && k < files.size(); ++k) {
-    auto last = last_line(files[k].first, files[k].second);
+    // A file the user interrupted is read up to its first interrupt: what a
+    // process printed after Ctrl-C is its shutdown, not where it hung.
+    const Evidence* interrupt = nullptr;
+    for (const Evidence& e : interrupts)
+      if (e.file == files[k].second && (interrupt == nullptr || e.line < interrupt->line)) interrupt = &e;
+    auto last = last_line(files[k].first, files[k].second,
+                          interrupt != nullptr ? interrupt->line : std::numeric_limits<int64_t>::max());
     if (!last) return last.take_error();
     if (!*last) continue;
     Evidence at = std::move(**last);
@@ -92,7 +111,7 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
     at.text = std::string(util::trim(text));
     for (size_t i : candidates) {
       if (!rules.rule_matches(i, at.text) || rules.rule_excludes(i, at.text)) continue;
-      found = describe(rules.rules()[i], std::move(at));
+      found = describe(rules.rules()[i], std::move(at), interrupt);
       break;
     }
   }

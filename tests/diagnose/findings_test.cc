@@ -664,6 +664,48 @@ TEST(SilentHang, AFinishedPhaseOrOneTheJobWentOnFromSaysNothing) {
   EXPECT_EQ(find_rule(error, "logs-end-in-phase"), nullptr);
 }
 
+// Ctrl-C at the terminal (torchrun's agent gets SIGINT, in either spelling of
+// the signal) is the user stopping the job, most often because it hung: the
+// lines before the interrupt say where; what the processes print after it is
+// their shutdown.
+TEST(SilentHang, AJobTheUserInterruptedIsReadUpToTheInterrupt) {
+  const std::string shutdown =
+      "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 1894649 closing signal SIGINT\n"
+      "WARNING:torch.distributed.elastic.multiprocessing.api:Unable to shutdown process 1894649 via 2, forcefully "
+      "exitting via 9\n";
+  for (const char* interrupt :
+       {"WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers\n",
+        "W0823 16:54:02.337000 139733055988160 torch/distributed/elastic/agent/server/api.py:688] Received "
+        "Signals.SIGINT death signal, shutting down workers\n"}) {
+    auto d = diagnose_log("step 1 loss 2.0\n[INFO|trainer.py:3639] 2025-02-11 03:12:09,554 >> Saving model checkpoint "
+                          "to out/checkpoint-500\n" +
+                          std::string(interrupt) + shutdown);
+    ASSERT_TRUE(d.has_root_cause()) << interrupt;
+    const diagnose::Finding& top = d.findings.front();
+    EXPECT_EQ(top.rule, "logs-end-in-phase") << interrupt;
+    EXPECT_EQ(top.category, "save_phase_stall");
+    ASSERT_EQ(top.evidence.size(), 1u);
+    EXPECT_EQ(top.evidence[0].line, 2) << "the last line before the interrupt on line 3";
+    EXPECT_NE(top.summary.find("interrupted at the terminal (job.log:3)"), std::string::npos) << top.summary;
+    const diagnose::Finding* by_user = find_rule(d, "job-interrupted-by-user");
+    ASSERT_NE(by_user, nullptr);
+    EXPECT_FALSE(by_user->root_cause) << "the interrupt is what the user did about the hang";
+    EXPECT_EQ(find_rule(d, "job-stopped-from-outside"), nullptr) << "Ctrl-C is no scheduler's stop";
+  }
+  // Interrupted while training went on: the interrupt is all there is to say.
+  auto training = diagnose_log(
+      "step 1 loss 2.0\nWARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down "
+      "workers\n" + shutdown);
+  ASSERT_TRUE(training.has_root_cause());
+  EXPECT_EQ(training.findings.front().rule, "job-interrupted-by-user");
+  EXPECT_EQ(find_rule(training, "logs-end-in-phase"), nullptr);
+  // Another signal is still a stop from outside.
+  auto sigterm = diagnose_log("Saving model checkpoint to out/checkpoint-500\n"
+                              "W0409 07:28:49.530000 1359 torch/distributed/elastic/agent/server/api.py:719] Received "
+                              "15 death signal, shutting down workers\n");
+  ASSERT_TRUE(sigterm.has_root_cause());
+  EXPECT_EQ(sigterm.findings.front().rule, "job-stopped-from-outside");
+}
 TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
   std::string sigbus = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
                        "==== backtrace (tid:   3095) ====\n";
