@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ncclpm/recognize/parsers.h"
+#include "ncclpm/store/schema.h"
 #include "flight_recorder.h"
 #include "progress.h"
 
@@ -113,10 +114,14 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
     return std::string(" FROM ") + typed_table + " CROSS JOIN events e USING (event_id) JOIN files f USING (file_id) ";
   };
 
+  // Each rank's host is the one most of its lines name, as ingest counted
+  // them (a database from before rank_lines, read-only, is counted here).
+  auto counted = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'rank_lines'");
+  if (!counted) return counted.take_error();
+  std::string rank_lines = *counted > 0 ? "rank_lines" : std::string("(") + store::kCountRankLinesSql + ")";
   Status s = each_row(db,
-      "SELECT rank, host, count(*) FROM (SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL"
-      " UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL)"
-      " GROUP BY rank, host ORDER BY rank, count(*) DESC, host", job_id,
+      "SELECT rank, host, sum(lines) AS n FROM " + rank_lines +
+          " WHERE job_id = ?1 GROUP BY rank, host ORDER BY rank, n DESC, host", job_id,
       [&](const store::Statement& r) {
         int rank = static_cast<int>(r.column_int(0));
         f.ranks.insert(rank);

@@ -127,20 +127,32 @@ UPDATE unparsed_lines SET rank = (SELECT hint_rank FROM files f WHERE f.file_id 
 // column from the max(n) row).
 static std::string rank_hosts_sql() {
   return R"SQL(
+-- The job's lines counted once per rank and host (this ingest's apart):
+-- the vote below, and, kept as rank_lines, diagnose's.
+CREATE TEMP TABLE ranked_lines AS
+  SELECT rank, host, file_id >= ?2 AS new, count(*) AS n FROM (
+    SELECT rank, host, file_id FROM events WHERE job_id = ?1 AND rank IS NOT NULL
+    UNION ALL SELECT rank, host, file_id FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL)
+  GROUP BY rank, host, new;
 CREATE TEMP TABLE rank_hosts (rank INTEGER PRIMARY KEY, host TEXT);
 INSERT INTO rank_hosts
   SELECT rank, host FROM (
     SELECT rank, host, max(n), count(DISTINCT short) AS shorts FROM (
-      SELECT rank, host, count(*) AS n, )SQL" + short_host_sql("host") + R"SQL( AS short FROM (
-        SELECT rank, host FROM events WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL
-        UNION ALL SELECT rank, host FROM unparsed_lines WHERE job_id = ?1 AND rank IS NOT NULL AND host IS NOT NULL)
-      GROUP BY rank, host)
+      SELECT rank, host, sum(n) AS n, )SQL" + short_host_sql("host") + R"SQL( AS short FROM ranked_lines
+      WHERE host IS NOT NULL GROUP BY rank, host)
     GROUP BY rank)
   WHERE shorts = 1;
 UPDATE events SET host = (SELECT host FROM rank_hosts h WHERE h.rank = events.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
 UPDATE unparsed_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = unparsed_lines.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
+-- The same two updates, on the counts: ranks and hosts change no more after
+-- this, so rank_lines is what counting the stored lines would give.
+UPDATE ranked_lines SET host = (SELECT host FROM rank_hosts h WHERE h.rank = ranked_lines.rank)
+  WHERE new AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
+DELETE FROM rank_lines WHERE job_id = ?1;
+INSERT INTO rank_lines SELECT ?1, rank, host, sum(n) FROM ranked_lines GROUP BY rank, host;
+DROP TABLE ranked_lines;
 DROP TABLE rank_hosts;
 -- A job whose lines name one machine only (under any spelling: node1 and
 -- node1.cluster), and whose communicators span one node where NCCL says, ran

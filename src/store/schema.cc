@@ -84,6 +84,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS collective_calls USING ncclpm_collectives;
 CREATE TABLE IF NOT EXISTS collective_summary (
   job_id INTEGER NOT NULL, rank INTEGER, nranks INTEGER, op TEXT, datatype INTEGER,
   calls INTEGER NOT NULL, max_op_count INTEGER);
+-- Lines per rank and host, counted by ingest once ranks and hosts are
+-- inferred: which host each rank ran on, without reading every line again.
+CREATE TABLE IF NOT EXISTS rank_lines (
+  job_id INTEGER NOT NULL, rank INTEGER NOT NULL, host TEXT, lines INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
   byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,
@@ -178,12 +182,14 @@ Status check_or_create_schema(Connection& db, bool create) {
                      "use the ncclpm that wrote it, or a newer one");
   }
   if (*version == kSchemaVersion) return Ok{};
-  // Version 4 only added job_phases, which diagnose fills: a version 3
-  // database gets it in place (a read-only one is read as it is; diagnose
-  // stores nothing there).
-  if (*version == 3) {
+  // Version 4 only added job_phases, which diagnose fills, and version 5
+  // rank_lines, counted from the stored lines: a version 3 or 4 database
+  // gets them in place (a read-only one is read as it is: diagnose stores
+  // nothing there and counts the lines itself).
+  if (*version == 3 || *version == 4) {
     if (sqlite3_db_readonly(db.raw(), "main") == 1) return Ok{};
     if (Status s = db.exec(schema_sql()); !s) return s;  // every statement is IF NOT EXISTS
+    if (Status s = db.exec(std::string("INSERT INTO rank_lines ") + kCountRankLinesSql); !s) return s;
     return db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   }
   // Version 1 stored one row per collective, version 2 no severity of the

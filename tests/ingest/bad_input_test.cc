@@ -224,7 +224,8 @@ TEST(BadInput, DatabaseFromNewerSchemaIsRefusedAndUntouched) {
   std::string before = read_file(t / "new.db");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "new.db").string()});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (4)"),
+  EXPECT_NE(r.err.find("new.db: database has schema version 99, newer than this ncclpm reads (" +
+                      std::to_string(store::kSchemaVersion) + ")"),
             std::string::npos) << r.err;
   EXPECT_EQ(read_file(t / "new.db"), before);
 }
@@ -247,7 +248,8 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
     auto r = run_ncclpm(args);
     EXPECT_EQ(r.exit_code, 1) << command;
     EXPECT_NE(r.err.find("old.db: database has schema version " + version +
-                         ", from an older ncclpm; this one reads version 4"),
+                         ", from an older ncclpm; this one reads version " +
+                         std::to_string(store::kSchemaVersion)),
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("ingest the logs again into a new database"), std::string::npos) << r.err;
@@ -258,27 +260,37 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
 // Version 1 kept one row per collective, version 2 no severity of unparsed lines.
 INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2));
 
-// Version 3 lacked only job_phases, which diagnose fills: such a database is
-// brought up to date in place, its data kept.
-TEST(BadInput, AVersionThreeDatabaseGainsTheJobPhasesTableInPlace) {
+// Version 3 lacked job_phases, which diagnose fills, and version 4
+// rank_lines, counted from the stored lines: such a database is brought up to
+// date in place, its data kept.
+class OlderSummaries : public ::testing::TestWithParam<int> {};
+
+TEST_P(OlderSummaries, ADatabaseGainsTheNewTablesInPlace) {
   TempDir t;
   write_file(t / "logs/rank1.log", kWatchdog);
-  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "v3.db").string(), "--quiet"});
+  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "old.db").string(), "--quiet"});
   ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
   {
-    auto db = store::Connection::open(t / "v3.db", false);
+    auto db = store::Connection::open(t / "old.db", false);
     ASSERT_TRUE(db);
-    ASSERT_TRUE(db->exec("DROP TABLE job_phases; PRAGMA user_version = 3"));
+    ASSERT_TRUE(db->exec(GetParam() == 3 ? "DROP TABLE job_phases; DROP TABLE rank_lines; PRAGMA user_version = 3"
+                                         : "DROP TABLE rank_lines; PRAGMA user_version = 4"));
   }
-  auto r = run_ncclpm({"diagnose", "--db", (t / "v3.db").string()});
+  auto r = run_ncclpm({"diagnose", "--db", (t / "old.db").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("watchdog"), std::string::npos) << r.out;
-  auto db = store::Connection::open(t / "v3.db", true);
+  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
+  auto db = store::Connection::open(t / "old.db", true);
   ASSERT_TRUE(db);
-  EXPECT_EQ(*db->scalar_int("PRAGMA user_version"), 4);
+  EXPECT_EQ(*db->scalar_int("PRAGMA user_version"), store::kSchemaVersion);
   EXPECT_EQ(*db->scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'job_phases'"), 1);
   EXPECT_GT(*db->scalar_int("SELECT count(*) FROM events"), 0);
+  EXPECT_EQ(*db->scalar_int("SELECT sum(lines) FROM rank_lines WHERE rank = 1"),
+            *db->scalar_int("SELECT count(*) FROM events WHERE rank = 1") +
+                *db->scalar_int("SELECT count(*) FROM unparsed_lines WHERE rank = 1"));
 }
+
+INSTANTIATE_TEST_SUITE_P(BadInput, OlderSummaries, ::testing::Values(3, 4));
 
 TEST(BadInput, CancelledIngestWritesNothing) {
   TempDir t;

@@ -158,5 +158,50 @@ TEST_F(JobHosts, NoMachineIsGivenWhenNcclSaysTheCommunicatorSpansNodes) {
   EXPECT_EQ(host_of("marker-untagged"), "");
 }
 
+// rank_lines is what counting the stored lines by rank and host gives, once
+// the ranks and hosts were inferred: diagnose reads it instead of them.
+std::vector<std::string> rank_lines_of(Connection& db, const std::string& source) {
+  auto st = db.prepare("SELECT rank || ' ' || coalesce(host, '-') || ' ' || lines FROM " + source +
+                       " ORDER BY job_id, rank, host");
+  EXPECT_TRUE(st) << st.error().message;
+  std::vector<std::string> rows;
+  while (st && st->step()) rows.push_back(st->column_text(0));
+  return rows;
+}
+
+TEST(RankLines, AreTheStoredLinesCountedOnEveryBundledIncident) {
+  for (const auto& dir : std::filesystem::directory_iterator(testing::source_path("fixtures/incidents"))) {
+    TempDir tmp;
+    ingest::Options o;
+    o.paths = {dir.path() / "logs"};
+    o.db_path = tmp / "x.db";
+    ASSERT_TRUE(ingest::run(o)) << dir.path();
+    auto db = open_for_reading(o.db_path);
+    ASSERT_TRUE(db);
+    auto kept = rank_lines_of(*db, "rank_lines");
+    EXPECT_EQ(kept, rank_lines_of(*db, std::string("(") + kCountRankLinesSql + ")")) << dir.path();
+    EXPECT_FALSE(kept.empty()) << dir.path();
+  }
+}
+
+// A second ingest into the same job: its lines without a host get their
+// rank's, the first ingest's stay as they were, and the counts follow both.
+TEST(RankLines, FollowASecondIngestIntoTheSameJob) {
+  TempDir tmp;
+  write_file(tmp / "logs/a.log", "[rank1]: untagged line one\n[rank1]: untagged line two\n");
+  ingest::Options o;
+  o.paths = {tmp / "logs"};
+  o.db_path = tmp / "x.db";
+  ASSERT_TRUE(ingest::run(o));
+  write_file(tmp / "logs/b.log", "node7:300:300 [1] NCCL INFO comm 0x1 rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n"
+                                  "[rank1]: another untagged line\n");
+  ASSERT_TRUE(ingest::run(o));
+  auto db = open_for_reading(o.db_path);
+  ASSERT_TRUE(db);
+  auto kept = rank_lines_of(*db, "rank_lines");
+  EXPECT_EQ(kept, rank_lines_of(*db, std::string("(") + kCountRankLinesSql + ")"));
+  EXPECT_EQ(kept, (std::vector<std::string>{"1 - 2", "1 node7 2"})) << "a.log's two lines were stored before node7 was known";
+}
+
 }  // namespace
 }  // namespace ncclpm::store

@@ -10,10 +10,15 @@
 
 namespace ncclpm::store {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 /// The CREATE statements of every table and view (no indexes).
 const char* schema_sql();
+/// Lines per (job_id, rank, host), counted from the stored lines: what
+/// ingest keeps in rank_lines, for a database written before it did.
+inline constexpr const char* kCountRankLinesSql =
+    "SELECT job_id, rank, host, count(*) AS lines FROM (SELECT job_id, rank, host FROM events WHERE rank IS NOT NULL"
+    " UNION ALL SELECT job_id, rank, host FROM unparsed_lines WHERE rank IS NOT NULL) GROUP BY job_id, rank, host";
 /// Indexes, created after a bulk load (cheaper than maintaining them during it).
 const char* index_sql();
 
