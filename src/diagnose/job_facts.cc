@@ -103,6 +103,25 @@ bool is_cascade_exception(const std::string& what) {
                      [&](const char* c) { return what.find(c) != std::string::npos; });
 }
 
+// A restated timeout counts only for a known rank whose own report of that
+// collective is not in the logs, and once (what() repeats the termination,
+// often on a line no prefix attributes). The process group is left out of
+// the comparison: the termination names it ("[PG 0 Rank 1]") where the
+// watchdog's line of the same era does not.
+void drop_restated_timeouts(std::vector<TimeoutRecord>& timeouts, const std::vector<bool>& restated) {
+  auto key = [](const TimeoutRecord& t) {
+    return std::make_tuple(t.at.rank, t.at.host, t.seq, t.op_type, t.numel_in);
+  };
+  std::set<std::tuple<int, std::string, int64_t, std::string, int64_t>> reported;
+  for (size_t i = 0; i < timeouts.size(); ++i)
+    if (!restated[i]) reported.insert(key(timeouts[i]));
+  std::vector<TimeoutRecord> kept;
+  for (size_t i = 0; i < timeouts.size(); ++i)
+    if (!restated[i] || (timeouts[i].at.rank >= 0 && reported.insert(key(timeouts[i])).second))
+      kept.push_back(timeouts[i]);
+  timeouts = std::move(kept);
+}
+
 }  // namespace
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
@@ -130,12 +149,19 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
       });
   if (!s) return s.take_error();
 
+  // A rank's timeout is its watchdog's report, or, where that line is not in
+  // the logs, the exception that terminated the watchdog restating it ("NCCL
+  // watchdog thread terminated with exception: [Rank 0] Watchdog caught
+  // collective operation timeout: WorkNCCL(...)"): that rank waited too.
+  std::vector<bool> restated;
   s = each_row(db,
       std::string("SELECT ") + kLocatedColumns +
           ", e.pg_id, e.pg_desc, e.pg_rank, w.seq, w.op_type, w.numel_in, w.numel_out, w.timeout_ms,"
-          " w.ran_for_ms" + rows_of("work_records w") +
-          "WHERE e.job_id = ?1 AND w.context = 'watchdog_timeout' ORDER BY e.ts_us, f.rel_path, e.line_no",
+          " w.ran_for_ms, w.context = 'terminate_exception'" + rows_of("work_records w") +
+          "WHERE e.job_id = ?1 AND (w.context = 'watchdog_timeout' OR (w.context = 'terminate_exception'"
+          " AND e.text LIKE '%caught collective operation timeout%')) ORDER BY e.ts_us, f.rel_path, e.line_no",
       job_id, [&](const store::Statement& r) {
+        restated.push_back(r.column_int(15) != 0);
         TimeoutRecord t;
         t.at = read_located(r);
         t.pg = pg_key(r, 6, 7);
@@ -149,6 +175,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         f.timeouts.push_back(std::move(t));
       });
   if (!s) return s.take_error();
+  drop_restated_timeouts(f.timeouts, restated);
 
   s = each_row(db,
       std::string("SELECT ") + kLocatedColumns +

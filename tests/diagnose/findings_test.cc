@@ -438,6 +438,36 @@ TEST(Alignment, AllRanksStuckNeedsEveryRankOfTheJobToReport) {
   EXPECT_EQ(find_rule(half, "all-ranks-stuck-in-collective"), nullptr) << "ranks 0 and 1 never reported";
 }
 
+// A rank whose own watchdog line is not in the logs but whose termination
+// restates the timeout ("NCCL watchdog thread terminated with exception:
+// [Rank 0] Watchdog caught ...") waited in that collective too: it is no
+// rank that never issued it, and a rank that printed both counts once.
+TEST(Alignment, ATimeoutRestatedByTheWatchdogsTerminationIsThatRanksTimeout) {
+  const std::string work =
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+      "Timeout(ms)=1800000) ran for 1800790 milliseconds before timing out.\n";
+  const std::string rank1 = "(RayWorkerVllm pid=409241) [E ProcessGroupNCCL.cpp:474] [Rank 1] " + work;
+  const std::string rank0_terminated =
+      "(RayWorkerVllm pid=409240) [E ProcessGroupNCCL.cpp:915] [Rank 0] NCCL watchdog thread terminated with "
+      "exception: [Rank 0] " + work;
+  auto d = diagnose_log(rank1 + rank0_terminated);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "collective_timeout");
+  EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr) << "rank 0 reported the same timeout";
+  EXPECT_NE(d.findings.front().summary.find("Rank 0-1 timed out"), std::string::npos) << d.findings.front().summary;
+
+  // Without rank 0's termination, rank 0 is the one missing.
+  auto missing = diagnose_log(rank1 + "[rank0]: step 7\n");
+  EXPECT_NE(find_rule(missing, "rank-never-issued-collective"), nullptr);
+
+  // Both of rank 0's lines: one timeout of rank 0.
+  auto both = diagnose_log(rank1 + "(RayWorkerVllm pid=409240) [E ProcessGroupNCCL.cpp:474] [Rank 0] " + work +
+                           rank0_terminated);
+  ASSERT_TRUE(both.has_root_cause());
+  EXPECT_NE(both.findings.front().summary.find("Rank 0-1 timed out"), std::string::npos)
+      << both.findings.front().summary;
+}
+
 TEST(Ordering, AJobStoppedFromOutsideBeforeAnyFailureLeads) {
   auto d = diagnose_log(
       "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 DUE TO PREEMPTION ***\n"
