@@ -343,14 +343,16 @@ bool on_startup_path(const ErrorLine& e) {
       R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc|include/shm\.h))");
   // What NCCL does only while connecting a communicator, whichever file of
   // whichever release prints it: picking a network interface, creating,
-  // binding and listening on its sockets, creating and sizing the
-  // shared-memory segments of its SHM transport and proxy. (Tearing them
-  // down, and a peer closing a connection, happen at any time and are not
-  // here.)
+  // binding and listening on its sockets, opening a connection that nobody
+  // listens for (refused), creating and sizing the shared-memory segments of
+  // its SHM transport and proxy. (Tearing them down, and a peer closing a
+  // connection, happen at any time and are not here; a process that printed
+  // Init COMPLETE is not counted whatever it says.)
   static const RE2 kSetupStep(
       R"([Ss]ocket creation (?:failed|error)|Call to (?:socket|bind|listen) failed|[Nn]o (?:socket |IP |usable )?)"
       R"((?:listening )?interface found|(?:creating|attaching to) shared memory segment|failed to extend \S*/dev/shm|)"
-      R"(failed to create shared memory file|Call to (?:posix_fallocate|shm_open|mmap) failed)");
+      R"(failed to create shared memory file|Call to (?:posix_fallocate|shm_open|mmap) failed|)"
+      R"(failed ?: Connection refused)");
   return RE2::PartialMatch(e.at.text, kInitPath) || (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
          RE2::PartialMatch(e.at.text, kSetupStep) || e.category == "duplicate_gpu" ||
          e.category == "init_failure";

@@ -180,7 +180,12 @@ TEST(StartupFailure, SharedMemoryAndSocketSetupStepsAreStartupWhateverFilePrints
       "h1:7:9 [0] os/linux.cc:300 NCCL WARN Error: failed to create shared memory file 0x1, error No space left on device (28)\n",
       "h1:7:9 [0] include/socket.h:344 NCCL WARN Net : Socket creation failed : Address family not supported by protocol\n",
       "h1:7:9 [0] bootstrap.cc:40 NCCL WARN Bootstrap : no socket interface found\n",
-      "h1:7:9 [0] misc/socket.cc:450 NCCL WARN Call to bind failed: Address already in use\n"};
+      "h1:7:9 [0] misc/socket.cc:450 NCCL WARN Call to bind failed: Address already in use\n",
+      // Refused: nobody listened where the process connected, in either era's wording.
+      "ip-172-31-34-232:63799:64163 [7] include/socket.h:387 NCCL WARN Connect to 172.31.34.232<52473> failed : "
+      "Connection refused\n",
+      "ncclInternalError: Internal check failed.\nLast error:\nNet : Call to recv from 10.58.226.18<38309> failed : "
+      "Connection refused\n"};
   for (const char* line : kSetupFailures) {
     auto d = diagnose_log(line);
     const diagnose::Finding* init = find_rule(d, "startup-failure");
@@ -340,6 +345,12 @@ TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   EXPECT_EQ(find_rule(d, "startup-failure"), nullptr);
   ASSERT_TRUE(d.has_root_cause());
   EXPECT_EQ(d.findings.front().category, "network_ib");
+
+  auto refused_later = diagnose_log(
+      "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+      "hostA:11:40 [0] misc/socket.cc:480 NCCL WARN socketStartConnect: Connect to 10.0.0.2<4321> failed : "
+      "Connection refused\n");
+  EXPECT_EQ(find_rule(refused_later, "startup-failure"), nullptr) << "its communicator had formed";
 }
 
 // A rank that never reported the timeout the others hit was elsewhere; a
