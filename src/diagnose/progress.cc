@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "ncclpm/store/schema.h"
 #include "ncclpm/util/stats.h"
 #include "ncclpm/util/text.h"
 
@@ -36,14 +37,23 @@ std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& ba
 
 }  // namespace
 
+// The streams ingest tallied (progress_streams), or, in a database written
+// before it did and opened read-only, the same counted here.
+Result<std::string> progress_streams(store::Connection& db) {
+  auto kept = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'progress_streams'");
+  if (!kept) return kept.take_error();
+  return *kept > 0 ? std::string("progress_streams") : std::string("(") + store::kCountProgressStreamsSql + ")";
+}
+
 Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id) {
-  const char* sql =
+  auto streams = progress_streams(db);
+  if (!streams) return streams.take_error();
+  std::string sql =
       "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, coalesce(p.label, ''),"
       " p.step, p.total, coalesce(p.seconds_per_step, -1)"
       " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
-      " WHERE e.event_id IN (SELECT max(event_id) FROM training_progress p JOIN events e USING (event_id)"
-      "   WHERE p.job_id = ?1 AND e.rank IS NOT NULL AND p.source = 'tqdm' AND coalesce(p.unit, 'it') = 'it'"
-      "   AND p.step IS NOT NULL AND p.total > 0 GROUP BY e.rank, coalesce(p.label, ''))"
+      " WHERE e.event_id IN (SELECT max(last_bar_event_id) FROM " + *streams +
+      "   WHERE job_id = ?1 AND rank IS NOT NULL GROUP BY rank, label)"
       " ORDER BY e.rank";
   std::vector<ProgressBar> out;
   Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
@@ -145,12 +155,17 @@ Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t j
   // lowest rank, then label and source). Counted first, then only that
   // stream's lines are read: on an app-heavy job every rank prints a timed
   // line per step, millions of rows, and one stream is all the trend needs.
+  auto streams = progress_streams(db);
+  if (!streams) return streams.take_error();
   const std::string timed =
       " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'";
-  const std::string loop = "CASE WHEN p.source = 'megatron' THEN 'iteration' ELSE coalesce(p.label, '') END";
-  auto longest = db.prepare("SELECT coalesce(e.rank, -1) AS r, " + loop + " AS l, p.source AS s, count(*) AS n"
-                            " FROM training_progress p JOIN events e USING (event_id)" + timed +
-                            " GROUP BY r, l, s ORDER BY n DESC, r, l, s LIMIT 1");
+  auto loop_of = [](const std::string& t) {
+    return "CASE WHEN " + t + ".source = 'megatron' THEN 'iteration' ELSE coalesce(" + t + ".label, '') END";
+  };
+  const std::string loop = loop_of("p");
+  auto longest = db.prepare("SELECT coalesce(rank, -1) AS r, " + loop_of("s") + " AS l, s.source, sum(timed_lines) AS n"
+                            " FROM " + *streams + " s WHERE job_id = ?1 AND timed_lines > 0"
+                            " GROUP BY r, l, s.source ORDER BY n DESC, r, l, s.source LIMIT 1");
   if (!longest) return longest.take_error();
   if (Status s = longest->bind_all({job_id}); !s) return s.take_error();
   std::optional<Error> err;
@@ -163,7 +178,11 @@ Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t j
   std::string sql = "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, " + loop +
                     ", coalesce(p.step, -1), p.seconds_per_step"
                     " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)" + timed +
-                    " AND coalesce(e.rank, -1) = ?2 AND " + loop + " = ?3 AND p.source = ?4 ORDER BY e.event_id";
+                    " AND coalesce(e.rank, -1) = ?2 AND " + loop + " = ?3 AND p.source = ?4"
+                    // Only the files that stream is in, through the events' (file_id, line_no) index.
+                    " AND e.file_id IN (SELECT file_id FROM " + *streams + " s WHERE job_id = ?1 AND timed_lines > 0"
+                    "   AND coalesce(rank, -1) = ?2 AND " + loop_of("s") + " = ?3 AND s.source = ?4)"
+                    " ORDER BY e.event_id";
   std::vector<TimedStep> steps;
   Status read = db.each_row(sql, {job_id, rank, label, source}, [&](const store::Statement& row) {
     TimedStep t;

@@ -207,10 +207,18 @@ DROP TABLE one_node;
 DROP TABLE unranked_exits;
 )SQL";
 
+// The lines of a progress stream share everything a rank is inferred from:
+// the stream's rank is any of its lines'.
+static const char* kProgressStreamRanks = R"SQL(
+UPDATE progress_streams SET rank = (SELECT rank FROM events e WHERE e.event_id = progress_streams.sample_event_id)
+  WHERE job_id = ?1 AND file_id >= ?2;
+)SQL";
+
 Status IngestWriter::infer_file_ranks() {
   if (Status s = run_script(kSingleNodeRanks); !s) return s;
   if (Status s = run_script(kInferRanks); !s) return s;
-  return run_script(rank_hosts_sql());
+  if (Status s = run_script(rank_hosts_sql()); !s) return s;
+  return run_script(kProgressStreamRanks);
 }
 
 Status IngestWriter::run_script(std::string_view script) {

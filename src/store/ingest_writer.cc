@@ -200,7 +200,7 @@ Status IngestWriter::forget_file(int64_t file_id) {
     if (Status s = del->run({file_id}); !s) return s;
   }
   for (const char* t : {"events", "unparsed_lines", "collective_blocks", "flight_recorder_entries",
-                        "flight_recorder_pg_status", "files"}) {
+                        "flight_recorder_pg_status", "progress_streams", "files"}) {
     auto del = db_.prepare(std::string("DELETE FROM ") + t + " WHERE file_id = ?");
     if (!del) return del.take_error();
     if (Status s = del->run({file_id}); !s) return s;
@@ -293,6 +293,7 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
         } else if constexpr (std::is_same_v<T, SignalSent>) {
           return st_->signal.run({id, job_id_, opt_int(d.pid), d.signal});
         } else if constexpr (std::is_same_v<T, TrainingProgress>) {
+          tally_progress(file_id, e, d, id);
           auto opt_real = [](double v) { return v < 0 ? Value() : Value(v); };
           return st_->progress.run({id, job_id_, d.source, text(d.label), text(d.unit), opt_int(d.step),
                                     opt_int(d.total), opt_real(d.seconds_per_step), opt_real(d.epoch),
@@ -371,6 +372,38 @@ Status IngestWriter::write_collective_summary() {
   return Ok{};
 }
 
+// The same tests diagnose's queries made of the stored rows (a unit not
+// said counts steps; a step time, step or total not said is stored NULL).
+void IngestWriter::tally_progress(int64_t file_id, const Event& e, const recognize::TrainingProgress& p,
+                                  int64_t event_id) {
+  auto key = std::tuple<int64_t, std::string_view, int64_t, int, int, int, std::string_view, std::string_view,
+                        std::string_view, std::string_view>{file_id, e.host, e.pid, e.local_rank, e.rank, e.pg_rank,
+                                                            e.pg_id, e.pg_desc, p.source, p.label};
+  auto it = progress_streams_.find(key);
+  if (it == progress_streams_.end())
+    it = progress_streams_.emplace(ProgressStreamKey{file_id, e.host, e.pid, e.local_rank, e.rank, e.pg_rank, e.pg_id,
+                                                     e.pg_desc, p.source, p.label}, ProgressTally{}).first;
+  ProgressTally& t = it->second;
+  bool counts_steps = p.unit.empty() || p.unit == "it";
+  if (counts_steps && p.seconds_per_step > 0) ++t.timed_lines;
+  if (counts_steps && p.source == "tqdm" && p.step >= 0 && p.total > 0) t.last_bar_event_id = event_id;
+  t.sample_event_id = event_id;
+}
+
+Status IngestWriter::write_progress_streams() {
+  auto ins = db_.prepare("INSERT INTO progress_streams VALUES(?,?,?,?,?,?,?,?)");
+  if (!ins) return ins.take_error();
+  for (const auto& [k, t] : progress_streams_) {
+    const std::string& label = std::get<9>(k);
+    Status s = ins->run({job_id_, std::get<0>(k), opt_int(std::get<4>(k)), text(std::get<8>(k)),
+                         label.empty() ? Value(std::string()) : text(label), t.timed_lines,
+                         t.last_bar_event_id > 0 ? Value(t.last_bar_event_id) : Value(), t.sample_event_id});
+    if (!s) return s;
+  }
+  progress_streams_.clear();
+  return Ok{};
+}
+
 Status IngestWriter::write_flight_recorder(
     int64_t file_id, const std::vector<recognize::FlightRecorderEntry>& entries,
     const std::vector<recognize::FlightRecorderPgStatus>& status) {
@@ -401,6 +434,7 @@ Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
 
 Status IngestWriter::commit(const Totals& t) {
   if (Status s = rebuild_summary_ ? rebuild_collective_summary() : write_collective_summary(); !s) return s;
+  if (Status s = write_progress_streams(); !s) return s;
   if (Status s = post_process(); !s) return s;
   auto done = db_.prepare(
       "UPDATE ingests SET finished_at=?, files_new=?, files_already=?, lines=?, bytes=?, seconds=?"

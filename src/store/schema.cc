@@ -88,6 +88,12 @@ CREATE TABLE IF NOT EXISTS collective_summary (
 -- inferred: which host each rank ran on, without reading every line again.
 CREATE TABLE IF NOT EXISTS rank_lines (
   job_id INTEGER NOT NULL, rank INTEGER NOT NULL, host TEXT, lines INTEGER NOT NULL);
+-- Training-progress lines tallied by ingest per file, rank, producer and bar
+-- label: how many carry a step time, and the last tqdm bar with n/total.
+CREATE TABLE IF NOT EXISTS progress_streams (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, source TEXT NOT NULL,
+  label TEXT NOT NULL, timed_lines INTEGER NOT NULL, last_bar_event_id INTEGER,
+  sample_event_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS unparsed_lines (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
   byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,
@@ -183,13 +189,14 @@ Status check_or_create_schema(Connection& db, bool create) {
   }
   if (*version == kSchemaVersion) return Ok{};
   // Version 4 only added job_phases, which diagnose fills, and version 5
-  // rank_lines, counted from the stored lines: a version 3 or 4 database
+  // rank_lines and progress_streams, counted from the stored lines: a version 3 or 4 database
   // gets them in place (a read-only one is read as it is: diagnose stores
   // nothing there and counts the lines itself).
   if (*version == 3 || *version == 4) {
     if (sqlite3_db_readonly(db.raw(), "main") == 1) return Ok{};
     if (Status s = db.exec(schema_sql()); !s) return s;  // every statement is IF NOT EXISTS
     if (Status s = db.exec(std::string("INSERT INTO rank_lines ") + kCountRankLinesSql); !s) return s;
+    if (Status s = db.exec(std::string("INSERT INTO progress_streams ") + kCountProgressStreamsSql); !s) return s;
     return db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   }
   // Version 1 stored one row per collective, version 2 no severity of the

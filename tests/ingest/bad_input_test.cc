@@ -261,8 +261,8 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
 INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2));
 
 // Version 3 lacked job_phases, which diagnose fills, and version 4
-// rank_lines, counted from the stored lines: such a database is brought up to
-// date in place, its data kept.
+// rank_lines and progress_streams, counted from the stored lines: such a
+// database is brought up to date in place, its data kept.
 class OlderSummaries : public ::testing::TestWithParam<int> {};
 
 TEST_P(OlderSummaries, ADatabaseGainsTheNewTablesInPlace) {
@@ -273,8 +273,9 @@ TEST_P(OlderSummaries, ADatabaseGainsTheNewTablesInPlace) {
   {
     auto db = store::Connection::open(t / "old.db", false);
     ASSERT_TRUE(db);
-    ASSERT_TRUE(db->exec(GetParam() == 3 ? "DROP TABLE job_phases; DROP TABLE rank_lines; PRAGMA user_version = 3"
-                                         : "DROP TABLE rank_lines; PRAGMA user_version = 4"));
+    std::string summaries = "DROP TABLE rank_lines; DROP TABLE progress_streams; ";
+    ASSERT_TRUE(db->exec(GetParam() == 3 ? "DROP TABLE job_phases; " + summaries + "PRAGMA user_version = 3"
+                                         : summaries + "PRAGMA user_version = 4"));
   }
   auto r = run_ncclpm({"diagnose", "--db", (t / "old.db").string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;

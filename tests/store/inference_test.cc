@@ -184,6 +184,32 @@ TEST(RankLines, AreTheStoredLinesCountedOnEveryBundledIncident) {
   }
 }
 
+// progress_streams, tallied while writing and given ranks after the
+// inference, is what grouping the stored progress lines gives.
+std::vector<std::string> progress_streams_of(Connection& db, const std::string& source) {
+  return rank_lines_of(db, "(SELECT job_id, 0 AS rank, '' AS host, file_id || ' ' || coalesce(rank, -1) || ' ' ||"
+                           " source || ' ' || label || ' ' || sum(timed_lines) || ' ' ||"
+                           " coalesce(max(last_bar_event_id), 0) AS lines FROM " + source +
+                           " GROUP BY job_id, file_id, rank, source, label)");
+}
+
+TEST(ProgressStreams, AreTheStoredProgressLinesCountedOnEveryBundledIncident) {
+  size_t with_progress = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(testing::source_path("fixtures/incidents"))) {
+    TempDir tmp;
+    ingest::Options o;
+    o.paths = {dir.path() / "logs"};
+    o.db_path = tmp / "x.db";
+    ASSERT_TRUE(ingest::run(o)) << dir.path();
+    auto db = open_for_reading(o.db_path);
+    ASSERT_TRUE(db);
+    auto kept = progress_streams_of(*db, "progress_streams");
+    EXPECT_EQ(kept, progress_streams_of(*db, std::string("(") + kCountProgressStreamsSql + ")")) << dir.path();
+    if (!kept.empty()) ++with_progress;
+  }
+  EXPECT_GE(with_progress, 3u) << "the bundled incidents with training progress";
+}
+
 // A second ingest into the same job: its lines without a host get their
 // rank's, the first ingest's stay as they were, and the counts follow both.
 TEST(RankLines, FollowASecondIngestIntoTheSameJob) {

@@ -10,10 +10,12 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -94,6 +96,21 @@ class IngestWriter {
   // Kept while writing so that diagnose never scans millions of collective rows.
   CollectiveSummary collective_summary_;
   Status write_collective_summary();
+  // Training-progress lines tallied while writing, per stream: everything
+  // that decides a line's rank (post_process then gives each stream the rank
+  // its lines got), the producer and the bar's label. An app-heavy job prints
+  // millions of them; diagnose reads the tallies (table progress_streams).
+  using ProgressStreamKey = std::tuple<int64_t, std::string, int64_t, int, int, int, std::string, std::string,
+                                       std::string, std::string>;
+  struct ProgressTally {
+    int64_t timed_lines = 0;        ///< lines with a step time, counting steps ("it")
+    int64_t last_bar_event_id = 0;  ///< the last tqdm bar counting steps with n/total; 0: none
+    int64_t sample_event_id = 0;    ///< any line of the stream: its rank is the stream's
+  };
+  std::map<ProgressStreamKey, ProgressTally, std::less<>> progress_streams_;  // found without copying the key
+  void tally_progress(int64_t file_id, const recognize::Event& e, const recognize::TrainingProgress& p,
+                      int64_t event_id);
+  Status write_progress_streams();
 };
 
 }  // namespace ncclpm::store

@@ -19,6 +19,15 @@ const char* schema_sql();
 inline constexpr const char* kCountRankLinesSql =
     "SELECT job_id, rank, host, count(*) AS lines FROM (SELECT job_id, rank, host FROM events WHERE rank IS NOT NULL"
     " UNION ALL SELECT job_id, rank, host FROM unparsed_lines WHERE rank IS NOT NULL) GROUP BY job_id, rank, host";
+/// progress_streams counted from the stored training-progress lines: what
+/// ingest tallies while writing, for a database written before it did.
+inline constexpr const char* kCountProgressStreamsSql =
+    "SELECT e.job_id, e.file_id, e.rank, p.source, coalesce(p.label, '') AS label,"
+    " sum(coalesce(p.seconds_per_step, 0) > 0 AND coalesce(p.unit, 'it') = 'it') AS timed_lines,"
+    " max(CASE WHEN p.source = 'tqdm' AND coalesce(p.unit, 'it') = 'it' AND p.step IS NOT NULL AND p.total > 0"
+    " THEN e.event_id END) AS last_bar_event_id, max(e.event_id) AS sample_event_id"
+    " FROM training_progress p JOIN events e USING (event_id)"
+    " GROUP BY e.job_id, e.file_id, e.rank, p.source, coalesce(p.label, '')";
 /// Indexes, created after a bulk load (cheaper than maintaining them during it).
 const char* index_sql();
 
