@@ -11,12 +11,13 @@ namespace ncclpm::diagnose {
 namespace {
 
 // The rules that name what a rank printed last before it stalled a phase:
-// those of the phase categories read from a culprit's tail. A rule that needs
+// those of the phase categories (start-up too: waiting for the other ranks to
+// join) read from a culprit's tail. A rule that needs
 // more of the job (`also`) or gives way to another (`absent`, such as "the
 // job hung after training had finished", which a job that simply ended also
 // prints last) is left out: the last line alone must say it.
 bool names_a_stalled_phase(const rules::Rule& r) {
-  return (r.category == "eval_generate_stall" || r.category == "save_phase_stall") &&
+  return (r.category == "eval_generate_stall" || r.category == "save_phase_stall" || r.category == "init_failure") &&
          r.scope == rules::Scope::kCulpritTail && r.builtin.empty() && r.also.empty() && r.absent_fired.empty();
 }
 
@@ -47,12 +48,14 @@ Finding describe(const rules::Rule& rule, Evidence at, const Evidence* interrupt
       "job ran, or the job was killed first). While it hangs, `py-spy dump --pid PID` on each rank shows where it "
       "waits. For the next run set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 and a process-group "
       "timeout shorter than the run, so the hang is reported with the collective each rank waited in.\n" +
-      std::string(rule.category == "save_phase_stall"
-                      ? "Make every rank take part in the save (the state-dict gather is a collective), and write the "
-                        "file from rank 0 only."
-                      : "Keep the ranks in step while they evaluate or generate: the same number of batches and of "
-                        "generated tokens on every rank (generate(synced_gpus=True) under ZeRO-3 or FSDP), or "
-                        "generate with an inference engine outside the training process group.");
+      (rule.category == "save_phase_stall"
+           ? std::string("Make every rank take part in the save (the state-dict gather is a collective), and write "
+                         "the file from rank 0 only.")
+       : rule.category == "init_failure"
+           ? std::string(util::trim(rule.advice))
+           : std::string("Keep the ranks in step while they evaluate or generate: the same number of batches and of "
+                         "generated tokens on every rank (generate(synced_gpus=True) under ZeRO-3 or FSDP), or "
+                         "generate with an inference engine outside the training process group."));
   f.evidence.push_back(std::move(at));
   return f;
 }

@@ -678,7 +678,11 @@ TEST(SilentHang, LogsThatStopInsideAnUnfinishedPhaseSayWhichWithLowConfidence) {
   for (const Case& c : {Case{"Generating samples...:   0%|          | 0/1 [00:00<?, ?it/s]", "eval_generate_stall"},
                         Case{"Evaluating:  12%|#2        | 30/250 [00:10<01:10,  3.1it/s]", "eval_generate_stall"},
                         Case{"[INFO|trainer.py:3639] 2025-02-11 03:12:09,554 >> Saving model checkpoint to out/checkpoint-500",
-                             "save_phase_stall"}}) {
+                             "save_phase_stall"},
+                        Case{"I0510 07:28:04.428285 140051304576832 distributed_c10d.py:337] Waiting in store based "
+                             "barrier to initialize process group for rank: 7, key: store_based_barrier_key:2 "
+                             "(world_size=8, worker_count=7, timeout=0:30:00)",
+                             "init_failure"}}) {
     auto d = diagnose_log(std::string("step 1 loss 2.0\nstep 2 loss 1.9\n") + c.last + "\n");
     ASSERT_TRUE(d.has_root_cause()) << c.last;
     const diagnose::Finding& top = d.findings.front();
@@ -695,6 +699,10 @@ TEST(SilentHang, AFinishedPhaseOrOneTheJobWentOnFromSaysNothing) {
            "step 1 loss 2.0\nEvaluating: 100%|##########| 250/250 [01:20<00:00,  3.1it/s]\n",
            "Generating samples...:   0%|          | 0/1 [00:00<?, ?it/s]\nstep 3 loss 1.8\n",
            "{'train_runtime': 119.8187, 'train_samples_per_second': 2.504, 'train_loss': 1.2388, 'epoch': 2.57}\n",
+           "INFO:torch.distributed.distributed_c10d:Waiting in store based barrier to initialize process group for "
+           "rank: 0, key: store_based_barrier_key:1 (world_size=16, num_workers_joined=8, timeout=0:30:00)\n"
+           "INFO:torch.distributed.distributed_c10d:Rank 0: Completed store-based barrier for key:store_based_barrier_key:1 "
+           "with 16 nodes.\n",
        }) {
     auto d = diagnose_log(log);
     EXPECT_FALSE(d.has_root_cause()) << log;
