@@ -5,6 +5,7 @@
 // from the launcher's local-rank tag of a merged console.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "ncclpm/ingest/ingest.h"
@@ -169,7 +170,8 @@ std::vector<std::string> rank_lines_of(Connection& db, const std::string& source
   return rows;
 }
 
-TEST(RankLines, AreTheStoredLinesCountedOnEveryBundledIncident) {
+// Ingests each bundled incident into a database of its own and hands it over.
+void each_bundled_incident(const std::function<void(const std::filesystem::path&, Connection&)>& check) {
   for (const auto& dir : std::filesystem::directory_iterator(testing::source_path("fixtures/incidents"))) {
     TempDir tmp;
     ingest::Options o;
@@ -178,10 +180,16 @@ TEST(RankLines, AreTheStoredLinesCountedOnEveryBundledIncident) {
     ASSERT_TRUE(ingest::run(o)) << dir.path();
     auto db = open_for_reading(o.db_path);
     ASSERT_TRUE(db);
-    auto kept = rank_lines_of(*db, "rank_lines");
-    EXPECT_EQ(kept, rank_lines_of(*db, std::string("(") + kCountRankLinesSql + ")")) << dir.path();
-    EXPECT_FALSE(kept.empty()) << dir.path();
+    check(dir.path(), *db);
   }
+}
+
+TEST(RankLines, AreTheStoredLinesCountedOnEveryBundledIncident) {
+  each_bundled_incident([](const std::filesystem::path& dir, Connection& db) {
+    auto kept = rank_lines_of(db, "rank_lines");
+    EXPECT_EQ(kept, rank_lines_of(db, std::string("(") + kCountRankLinesSql + ")")) << dir;
+    EXPECT_FALSE(kept.empty()) << dir;
+  });
 }
 
 // progress_streams, tallied while writing and given ranks after the
@@ -195,18 +203,11 @@ std::vector<std::string> progress_streams_of(Connection& db, const std::string& 
 
 TEST(ProgressStreams, AreTheStoredProgressLinesCountedOnEveryBundledIncident) {
   size_t with_progress = 0;
-  for (const auto& dir : std::filesystem::directory_iterator(testing::source_path("fixtures/incidents"))) {
-    TempDir tmp;
-    ingest::Options o;
-    o.paths = {dir.path() / "logs"};
-    o.db_path = tmp / "x.db";
-    ASSERT_TRUE(ingest::run(o)) << dir.path();
-    auto db = open_for_reading(o.db_path);
-    ASSERT_TRUE(db);
-    auto kept = progress_streams_of(*db, "progress_streams");
-    EXPECT_EQ(kept, progress_streams_of(*db, std::string("(") + kCountProgressStreamsSql + ")")) << dir.path();
+  each_bundled_incident([&](const std::filesystem::path& dir, Connection& db) {
+    auto kept = progress_streams_of(db, "progress_streams");
+    EXPECT_EQ(kept, progress_streams_of(db, std::string("(") + kCountProgressStreamsSql + ")")) << dir;
     if (!kept.empty()) ++with_progress;
-  }
+  });
   EXPECT_GE(with_progress, 3u) << "the bundled incidents with training progress";
 }
 
