@@ -2,7 +2,6 @@
 #include "silent_hang.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 
 #include "ncclpm/util/text.h"
@@ -21,6 +20,17 @@ bool names_a_stalled_phase(const rules::Rule& r) {
          r.scope == rules::Scope::kCulpritTail && r.builtin.empty() && r.also.empty() && r.absent_fired.empty();
 }
 
+// What to change, by phase: the stall rule's own advice says it for start-up.
+std::string phase_advice(const rules::Rule& rule) {
+  if (rule.category == "save_phase_stall")
+    return "Make every rank take part in the save (the state-dict gather is a collective), and write the file from "
+           "rank 0 only.";
+  if (rule.category == "init_failure") return std::string(util::trim(rule.advice));
+  return "Keep the ranks in step while they evaluate or generate: the same number of batches and of generated tokens "
+         "on every rank (generate(synced_gpus=True) under ZeRO-3 or FSDP), or generate with an inference engine "
+         "outside the training process group.";
+}
+
 // `interrupt`: the line where the user stopped the job, when the file was
 // read up to it.
 Finding describe(const rules::Rule& rule, Evidence at, const Evidence* interrupt) {
@@ -35,12 +45,11 @@ Finding describe(const rules::Rule& rule, Evidence at, const Evidence* interrupt
   if (!at.host.empty()) f.culprit_hosts = {at.host};
   f.first_ts_us = at.ts_us;
   std::string where = interrupt == nullptr
-                          ? "no error and no timeout were logged, and " + at.file + " ends at line " +
+                          ? "No error and no timeout were logged, and " + at.file + " ends at line " +
                                 std::to_string(at.line)
-                          : "the job was interrupted at the terminal (" + at.file + ":" +
+                          : "The job was interrupted at the terminal (" + at.file + ":" +
                                 std::to_string(interrupt->line) + ") with no error or timeout logged before, and " +
                                 "the last line before the interrupt is line " + std::to_string(at.line);
-  where[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(where[0])));
   f.summary = where + ", inside a phase that was never finished: \"" + std::string(util::clip(at.text, 160)) +
               "\". If the job hung there, this is the stall " + rule.id + " names: " + rule.title + ".";
   f.advice =
@@ -48,14 +57,7 @@ Finding describe(const rules::Rule& rule, Evidence at, const Evidence* interrupt
       "job ran, or the job was killed first). While it hangs, `py-spy dump --pid PID` on each rank shows where it "
       "waits. For the next run set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 and a process-group "
       "timeout shorter than the run, so the hang is reported with the collective each rank waited in.\n" +
-      (rule.category == "save_phase_stall"
-           ? std::string("Make every rank take part in the save (the state-dict gather is a collective), and write "
-                         "the file from rank 0 only.")
-       : rule.category == "init_failure"
-           ? std::string(util::trim(rule.advice))
-           : std::string("Keep the ranks in step while they evaluate or generate: the same number of batches and of "
-                         "generated tokens on every rank (generate(synced_gpus=True) under ZeRO-3 or FSDP), or "
-                         "generate with an inference engine outside the training process group."));
+      phase_advice(rule);
   f.evidence.push_back(std::move(at));
   return f;
 }
