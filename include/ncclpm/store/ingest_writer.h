@@ -107,7 +107,8 @@ class IngestWriter {
     int64_t last_bar_event_id = 0;  ///< the last tqdm bar counting steps with n/total; 0: none
     int64_t sample_event_id = 0;    ///< any line of the stream: its rank is the stream's
   };
-  std::map<ProgressStreamKey, ProgressTally, std::less<>> progress_streams_;  // found without copying the key
+  std::map<ProgressStreamKey, ProgressTally> progress_streams_;
+  std::map<ProgressStreamKey, ProgressTally>::iterator last_progress_stream_ = progress_streams_.end();
   void tally_progress(int64_t file_id, const recognize::Event& e, const recognize::TrainingProgress& p,
                       int64_t event_id);
   Status write_progress_streams();
