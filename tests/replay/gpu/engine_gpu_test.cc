@@ -193,8 +193,8 @@ TEST(GpuReplayProcesses, ARankThatNeverArrivesEndsInExitCode3NotAHang) {
   std::string out = testing::read_file(c.out), err = testing::read_file(c.err);
   EXPECT_EQ(rc, 3) << out << err;
   EXPECT_LT(seconds, 60);
-  EXPECT_NE(err.find("did not complete within the 5 s deadline"), std::string::npos) << err;
-  EXPECT_NE(out.find("verdict: does not complete within the 5 s deadline (stuck in init)"),
+  EXPECT_NE(err.find("did not complete within the 5.0 s deadline"), std::string::npos) << err;
+  EXPECT_NE(out.find("verdict: does not complete within the 5.0 s deadline (stuck in init)"),
             std::string::npos)
       << out;
 }
