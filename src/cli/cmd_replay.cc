@@ -145,6 +145,7 @@ int real_run(plan::ReplaySettings& s, plan::ReplayContext& c, const std::string&
   in.incomplete = plan::describe_ranks(r, plan::incomplete_ranks(r));
   in.time_us = r.time_us;
   in.busbw_gbps = r.busbw_gbps;
+  in.ranks = static_cast<int>(r.ranks.size());
   in.size_bytes = s.plan.nccl_tests_size_bytes();
   in.wrong = r.wrong;
   in.deadline_ms = s.timeout_ms;

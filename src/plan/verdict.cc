@@ -23,15 +23,17 @@ Health health_of(const VerdictInput& in) {
       break;
   }
   if (in.wrong > 0) return Health::kWrongData;
-  if (in.size_bytes >= in.min_judged_bytes && in.busbw_gbps < in.min_busbw_gbps)
+  // One rank moves no data between GPUs (NCCL's busbw factor is 0): its speed says nothing of the fabric.
+  if (in.ranks != 1 && in.size_bytes >= in.min_judged_bytes && in.busbw_gbps < in.min_busbw_gbps)
     return Health::kSlow;
   return Health::kHealthy;
 }
 
 // "completes in 41 ms at 180 GB/s busbw, 44,000x under the 1800 s timeout"
 std::string measured(const VerdictInput& in) {
-  std::string s = "completes in " + format_duration_us(in.time_us) + " at " +
-                  format_gbps(in.busbw_gbps) + " busbw";
+  std::string s = "completes in " + format_duration_us(in.time_us) +
+                  (in.ranks == 1 ? std::string(" on one rank (no data crosses a link: busbw not judged)")
+                                 : " at " + format_gbps(in.busbw_gbps) + " busbw");
   if (in.job_timeout_ms > 0 && in.time_us > 0) {
     double ratio = static_cast<double>(in.job_timeout_ms) * 1000.0 / in.time_us;
     char t[32];
@@ -145,7 +147,15 @@ Verdict judge(const VerdictInput& in) {
   std::string happened = what_happened(in, h);
   if (h == Health::kInterrupted) return {"replay " + happened + ": no verdict", std::nullopt};
   if (!in.has_finding) return {happened, std::nullopt};
-  Verdict m = meaning(claim_of(in.category, in.rule), h, in);
+  Claim claim = claim_of(in.category, in.rule);
+  // A clean run on one rank crossed no link: it tells nothing of the fabric
+  // a timeout, a missing rank or a network finding is about.
+  bool about_links = claim == Claim::kMissingRank || claim == Claim::kFabric || claim == Claim::kSymptom;
+  if (in.ranks == 1 && h == Health::kHealthy && about_links)
+    return {happened + ": one rank crosses no link, so this says nothing of the fabric; replay it on as many GPUs "
+                       "as the job had (--gpus N, and across hosts through the launcher)",
+            std::nullopt};
+  Verdict m = meaning(claim, h, in);
   return {happened + ": " + m.text, m.confirms};
 }
 

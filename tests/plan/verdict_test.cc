@@ -82,6 +82,29 @@ TEST(ReplayVerdict, SmallCollectivesAreNotJudgedSlow) {
   EXPECT_EQ(judge(in).confirms, false);  // healthy: latency, not bandwidth
 }
 
+// One rank moves no data between GPUs: NCCL's busbw factor is 0, so a
+// one-GPU replay (seen on an H100, 2026-11-27: "0.00 GB/s busbw (below 5
+// GB/s)") says nothing of the fabric's speed.
+TEST(ReplayVerdict, OneRankIsNotJudgedSlowAndSaysNothingOfTheFabric) {
+  for (const char* category : {"network_ib", "save_phase_stall", "collective_timeout"}) {
+    VerdictInput in = completed(category, 92, 0);
+    in.ranks = 1;
+    Verdict v = judge(in);
+    EXPECT_EQ(v.confirms, std::nullopt) << v.text;  // neither slow nor a fabric found fine
+    EXPECT_NE(v.text.find("completes in 92 us on one rank (no data crosses a link: busbw not judged)"),
+              std::string::npos)
+        << v.text;
+    EXPECT_NE(v.text.find("one rank crosses no link, so this says nothing of the fabric"), std::string::npos)
+        << v.text;
+  }
+  VerdictInput two = completed("network_ib", 92, 0);
+  two.ranks = 2;
+  EXPECT_EQ(judge(two).confirms, true) << "two ranks at 0 GB/s are slow";
+  VerdictInput hung_alone = hung("network_ib");
+  hung_alone.ranks = 1;
+  EXPECT_EQ(judge(hung_alone).confirms, true) << "a hang on one GPU still reproduces a fault";
+}
+
 TEST(ReplayVerdict, PlainTimeoutIsASymptom) {
   Verdict quick = judge(completed("collective_timeout", 41000, 180));
   EXPECT_FALSE(quick.confirms.has_value());

@@ -40,6 +40,7 @@ struct VerdictInput {
   std::string incomplete;  ///< "ranks 8-15 on gpu-node08" for hangs
   double time_us = 0;      ///< per iteration
   double busbw_gbps = 0;
+  int ranks = 0;                                ///< in the replay's communicator; one rank crosses no link
   int64_t size_bytes = 0;                       ///< nccl-tests' size
   int64_t wrong = -1;                           ///< -1: not checked
   int64_t job_timeout_ms = -1;                  ///< the job's watchdog timeout
