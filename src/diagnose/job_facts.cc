@@ -135,11 +135,10 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
 
   // Each rank's host is the one most of its lines name, as ingest counted
   // them (a database from before rank_lines, read-only, is counted here).
-  auto counted = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'rank_lines'");
-  if (!counted) return counted.take_error();
-  std::string rank_lines = *counted > 0 ? "rank_lines" : std::string("(") + store::kCountRankLinesSql + ")";
+  auto rank_lines = store::summary_source(db, "rank_lines", store::kCountRankLinesSql);
+  if (!rank_lines) return rank_lines.take_error();
   Status s = each_row(db,
-      "SELECT rank, host, sum(lines) AS n FROM " + rank_lines +
+      "SELECT rank, host, sum(lines) AS n FROM " + *rank_lines +
           " WHERE job_id = ?1 GROUP BY rank, host ORDER BY rank, n DESC, host", job_id,
       [&](const store::Statement& r) {
         int rank = static_cast<int>(r.column_int(0));

@@ -40,9 +40,7 @@ std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& ba
 // The streams ingest tallied (progress_streams), or, in a database written
 // before it did and opened read-only, the same counted here.
 Result<std::string> progress_streams(store::Connection& db) {
-  auto kept = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'progress_streams'");
-  if (!kept) return kept.take_error();
-  return *kept > 0 ? std::string("progress_streams") : std::string("(") + store::kCountProgressStreamsSql + ")";
+  return store::summary_source(db, "progress_streams", store::kCountProgressStreamsSql);
 }
 
 Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id) {

@@ -379,18 +379,9 @@ void IngestWriter::tally_progress(int64_t file_id, const Event& e, const recogni
   // A file's progress lines mostly come from one stream in a row: the last
   // stream's tally is reused while the line is of it, and the map is
   // searched (a key built) only when the stream changes.
-  auto of_last_stream = [&] {
-    if (last_progress_stream_ == progress_streams_.end()) return false;
-    const ProgressStreamKey& k = last_progress_stream_->first;
-    return std::get<0>(k) == file_id && std::get<1>(k) == e.host && std::get<2>(k) == e.pid &&
-           std::get<3>(k) == e.local_rank && std::get<4>(k) == e.rank && std::get<5>(k) == e.pg_rank &&
-           std::get<6>(k) == e.pg_id && std::get<7>(k) == e.pg_desc && std::get<8>(k) == p.source &&
-           std::get<9>(k) == p.label;
-  };
-  if (!of_last_stream())
-    last_progress_stream_ = progress_streams_.try_emplace(ProgressStreamKey{file_id, e.host, e.pid, e.local_rank,
-                                                                            e.rank, e.pg_rank, e.pg_id, e.pg_desc,
-                                                                            p.source, p.label}).first;
+  auto key = std::tie(file_id, e.host, e.pid, e.local_rank, e.rank, e.pg_rank, e.pg_id, e.pg_desc, p.source, p.label);
+  if (last_progress_stream_ == progress_streams_.end() || !(last_progress_stream_->first == key))
+    last_progress_stream_ = progress_streams_.try_emplace(ProgressStreamKey(key)).first;
   ProgressTally& t = last_progress_stream_->second;
   bool counts_steps = p.unit.empty() || p.unit == "it";
   if (counts_steps && p.seconds_per_step > 0) ++t.timed_lines;

@@ -163,6 +163,12 @@ CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_
 )SQL";
 }
 
+Result<std::string> summary_source(Connection& db, const std::string& table, const char* count_sql) {
+  auto kept = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", {table});
+  if (!kept) return kept.take_error();
+  return *kept > 0 ? table : "(" + std::string(count_sql) + ")";
+}
+
 Error damaged_database(const Connection& db) {
   return Error::at(db.path(), "the database is damaged (" + std::string(sqlite3_errmsg(db.raw())) +
                                   "): truncated or overwritten since ncclpm wrote it",

@@ -28,6 +28,10 @@ inline constexpr const char* kCountProgressStreamsSql =
     " THEN e.event_id END) AS last_bar_event_id, max(e.event_id) AS sample_event_id"
     " FROM training_progress p JOIN events e USING (event_id)"
     " GROUP BY e.job_id, e.file_id, e.rank, p.source, coalesce(p.label, '')";
+/// What to read a summary ingest keeps from: `table` where the database has
+/// it, else `count_sql` as a subquery (a database written before ingest kept
+/// it, opened read-only, so not brought up to date).
+Result<std::string> summary_source(Connection& db, const std::string& table, const char* count_sql);
 /// Indexes, created after a bulk load (cheaper than maintaining them during it).
 const char* index_sql();
 
