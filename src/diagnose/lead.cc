@@ -35,6 +35,14 @@ const RE2& error_words() {
   return kRe;
 }
 
+// A frame of a Python traceback as the interpreter prints it
+// (traceback.c: `  File "%U", line %d, in %U`). faulthandler's and py-spy's
+// stack dumps, printed by a live process, have no comma before "in".
+const RE2& traceback_frame() {
+  static const RE2 kRe(R"(^\s*File "[^"]+", line \d+, in \S)");
+  return kRe;
+}
+
 // A command line printed as Python's list of its arguments (a launcher's
 // record of the worker that failed: "['python', '-u', 'train.py',
 // '--ddp_timeout', '3600', ...]"): the words in it are options, not what went
@@ -121,6 +129,18 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
     return e;
   }
   bool words = RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), error_words());
+  // A Python traceback's frame that no traceback event took in: the paste
+  // was cut above its "Traceback" header, but an exception was raised there
+  // all the same.
+  if (kind == "unparsed" && !words && RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), traceback_frame())) {
+    e.category = "rank_crash";
+    e.named_by = "frames of a Python traceback (its exception line is not in the logs)";
+    // Its exception is usually a few lines below, not grouped with the frames
+    // (the header was cut): that line says more, so the frames lead only
+    // when no other error line is there.
+    e.role = "consequence";
+    return e;
+  }
   if (!error_kind(kind) && !words) return std::nullopt;
   if (kind == "process_exit" && !words && line.find("exit") == std::string_view::npos) return std::nullopt;
   e.category = category_from_words(line);
@@ -372,6 +392,39 @@ std::string progress_words(const InitProgress& p) {
   return progress;
 }
 
+// A launcher kills the remaining workers only once one of them failed, or
+// once it was signalled itself (then it says so: "Main process received
+// SIGTERM", and the rules name the stop). A kill cascade with no error line
+// and no such signal in the logs says a worker failed whose own output is not
+// there: that failure is the cause, unnamed.
+std::optional<Finding> failure_behind_launcher_kill(const std::vector<Finding>& findings) {
+  static const RE2 kSignalled(R"([Rr]eceived (?:SIG[A-Z]+|Signals\.SIG[A-Z]+|\d+ death signal))");
+  const Finding* kill = nullptr;
+  for (const Finding& f : findings) {
+    if (f.rule != "launcher-sigterm-cascade") continue;
+    for (const Evidence& e : f.evidence)
+      if (RE2::PartialMatch(e.text, kSignalled)) return std::nullopt;
+    kill = &f;
+  }
+  if (kill == nullptr || kill->evidence.empty()) return std::nullopt;
+  Finding f;
+  f.rule = "failure-behind-launcher-kill";
+  f.category = "rank_crash";
+  f.title = "A worker failed before the launcher stopped the others";
+  f.severity = "error";
+  f.confidence = 0.3;
+  f.root_cause = true;
+  f.evidence = kill->evidence;
+  f.first_ts_us = kill->first_ts_us;
+  f.summary = "The launcher killed its workers (" + std::string(util::clip(kill->evidence.front().text, 120)) +
+              ") and was not signalled itself: a worker failed first, and its own output is not in the logs.";
+  f.advice = "Find the worker that exited first: its exit status is in the launcher's log (torchrun's 'failed "
+             "(exitcode: N)', DeepSpeed's 'exits with return code = N'; a negative code is the signal that killed "
+             "it: -9 often the host's OOM killer, -6 an abort, -11 a segfault). Collect that rank's own output "
+             "(stdout and stderr per rank: torchrun --redirects 3 --log-dir) and check `dmesg` on its host.";
+  return f;
+}
+
 }  // namespace
 
 Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobFacts& facts,
@@ -453,6 +506,8 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
       hang->summary += " Nothing in the logs explains it further.";
     } else if (lead) {
       findings.push_back(std::move(lead->finding));
+    } else if (auto unseen = failure_behind_launcher_kill(findings)) {
+      findings.push_back(std::move(*unseen));
     }
   }
   if (!has_init) {

@@ -82,6 +82,45 @@ TEST(Lead, ALineLoggedAtErrorLevelLeadsWithoutErrorWords) {
   EXPECT_FALSE(info.has_root_cause()) << "an INFO line of the same producer is not an error";
 }
 
+// A paste cut above its "Traceback" header still shows that an exception
+// was raised, on the rank its prefix names; the exception line, when it is
+// there below the frames, says more and leads instead.
+TEST(Lead, FramesOfACutTracebackLeadOnlyWithoutABetterLine) {
+  const std::string frames =
+      "[rank3]:   File \"/opt/app/train.py\", line 126, in train\n"
+      "[rank3]:     trainer.train()\n"
+      "[rank3]:   File \"/opt/app/trainer.py\", line 2386, in _save_checkpoint\n";
+  auto cut = diagnose_log("[rank0]: step 10 loss 1.2\n" + frames);
+  ASSERT_TRUE(cut.has_root_cause());
+  EXPECT_EQ(cut.findings.front().rule, "earliest-error-line");
+  EXPECT_EQ(cut.findings.front().category, "rank_crash");
+  EXPECT_EQ(cut.findings.front().culprit_ranks, std::vector<int>{3});
+
+  auto whole = diagnose_log(frames + "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+  ASSERT_TRUE(whole.has_root_cause());
+  EXPECT_EQ(whole.findings.front().category, "rank_crash_oom");
+
+  auto dump = diagnose_log("Thread 0x00007f (most recent call first):\n  File \"/opt/app/loader.py\", line 88 in wait\n");
+  EXPECT_FALSE(dump.has_root_cause()) << "faulthandler's dump of a live process is not an exception";
+}
+
+// A launcher kills the other workers once one failed: with no error and no
+// signal of its own in the logs, the cause is a worker whose output is missing.
+TEST(Lead, ALauncherKillWithNothingElseSaysAWorkerFailedUnseen) {
+  auto d = diagnose_log(
+      "10.0.0.7: [2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 249\n"
+      "10.0.0.7: [2023-10-13 11:31:58,630] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 250\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "failure-behind-launcher-kill");
+  EXPECT_EQ(d.findings.front().category, "rank_crash");
+  EXPECT_LT(d.findings.front().confidence, 0.5);
+
+  auto signalled = diagnose_log(
+      "[2023-10-13 11:31:20,001] [INFO] [launch.py:320:sigkill_handler] Main process received SIGTERM, exiting\n"
+      "[2023-10-13 11:31:28,593] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 249\n");
+  EXPECT_EQ(find_rule(signalled, "failure-behind-launcher-kill"), nullptr) << "the launcher was stopped from outside";
+}
+
 TEST(Lead, AnNcclWarnTheCatalogueCallsACauseIsAFindingAndItsEchoesAreNot) {
   auto d = diagnose_log(
       "node1:100:100 [0] NCCL INFO misc/socket.cc:50 -> 6\n"
