@@ -252,6 +252,9 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     s.block = std::make_unique<Block>();
     s.block->event = make_event(EventKind::kTraceback, line, f);
     s.block->after_bar = after_bar;
+    if (spawned_process_ >= 0 && s.block->event.rank < 0 && s.block->event.local_rank < 0)
+      s.block->event.local_rank = spawned_process_;
+    spawned_process_ = -1;
     last_block_stream_ = &s;
     return true;
   }

@@ -117,6 +117,8 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     // it the wrong rank: a shared console gets no rank from the message.
     if (block.event.rank < 0 && block.event.pg_rank < 0 && !block.after_bar)
       block.event.pg_rank = rank_awaiting_unique_id(message);
+    if (block.event.rank < 0 && block.event.local_rank < 0 && !block.after_bar)
+      block.event.local_rank = spawned_process_index(message);
     block.after_exception = true;
     block.message_lines = 0;
     append();
@@ -126,6 +128,17 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
       summary_ = std::make_unique<Summary>();
       summary_->first_line = line.line_no;
     }
+    return true;
+  }
+  // torch.multiprocessing.spawn's exception goes on with the failed worker's
+  // own traceback, under a line that names the worker: that traceback, the
+  // next block, is the worker's. The parent's exception reports that worker's
+  // death and is told of it too, as torchrun's summary is of the rank it names.
+  if (int index = spawned_process_index(t); index >= 0 && t.starts_with("-- Process")) {
+    append();
+    if (block.event.rank < 0 && block.event.local_rank < 0) block.event.local_rank = index;
+    close_traceback(s);
+    spawned_process_ = index;
     return true;
   }
   // After the exception line: its message may go on over more lines.

@@ -167,6 +167,12 @@ int rank_awaiting_unique_id(std::string_view text) {
   return static_cast<int>(to_int(std::string(digits)));
 }
 
+int spawned_process_index(std::string_view text) {
+  static const RE2 re(R"((?:^-- Process|\bprocess) (\d{1,6}) terminated with (?:the following error:|exit code -?\d|signal ))");
+  int index = -1;
+  return RE2::PartialMatch(sp(text), re, &index) ? index : -1;
+}
+
 std::optional<EventKind> classify_pytorch_message(std::string_view b) {
   if (contains(b, "watchdog got stuck for") || contains(b, "Heartbeat monitor timed out") ||
       contains(b, "ProcessGroupNCCL watchdog hang") || contains(b, "possible GIL induced hang"))

@@ -150,6 +150,41 @@ TEST(FileRecognizer, KeepsTracebacksOfInterleavedRanksApart) {
   }
 }
 
+// torch.multiprocessing.spawn re-raises a worker's death in the parent with
+// the worker's own traceback under "-- Process N terminated ...": both blocks
+// are that worker's (its local rank), and so is the exit-code report.
+TEST(FileRecognizer, GivesTheWorkerTorchSpawnNamesItsTracebacks) {
+  Recognized r = recognize({
+      "Traceback (most recent call last):",
+      "  File \"tools/train_net.py\", line 161, in <module>",
+      "    args=(args,),",
+      "  File \"/opt/torch/multiprocessing/spawn.py\", line 118, in join",
+      "    raise Exception(msg)",
+      "Exception: ",
+      "",
+      "-- Process 3 terminated with the following error:",
+      "Traceback (most recent call last):",
+      "  File \"/opt/torch/multiprocessing/spawn.py\", line 19, in _wrap",
+      "    fn(i, *args)",
+      "RuntimeError: CUDA error: an illegal memory access was encountered",
+  });
+  auto tbs = events_of(r.rows, EventKind::kTraceback);
+  ASSERT_EQ(tbs.size(), 2u) << unparsed_texts(r.rows);
+  EXPECT_EQ(tbs[0]->local_rank, 3) << "the parent's report names the worker";
+  EXPECT_EQ(tbs[1]->local_rank, 3);
+  EXPECT_EQ(std::get<Traceback>(tbs[1]->detail).exc_type, "RuntimeError");
+  EXPECT_EQ(tbs[0]->rank, -1) << "a local rank is not a global one";
+
+  Recognized exited = recognize({
+      "Traceback (most recent call last):",
+      "  File \"/opt/torch/multiprocessing/spawn.py\", line 160, in join",
+      "torch.multiprocessing.spawn.ProcessExitedException: process 5 terminated with signal SIGKILL",
+  });
+  auto killed = events_of(exited.rows, EventKind::kTraceback);
+  ASSERT_EQ(killed.size(), 1u);
+  EXPECT_EQ(killed[0]->local_rank, 5);
+}
+
 TEST(FileRecognizer, KeepsAChainedTracebackAsOneEventEndingInTheLastException) {
   Recognized r = recognize({
       "Traceback (most recent call last):",

@@ -115,6 +115,7 @@ class FileRecognizer {
   struct Summary;
   std::unique_ptr<Summary> summary_;     // torchrun ChildFailedError block in progress
   bool expect_last_error_ = false;       // the line after "Last error:" is NCCL's text
+  int spawned_process_ = -1;             // "-- Process N terminated with the following error:": the next traceback is N's
   Event header_;                         // a prefixed line without text: its message starts below
   int64_t header_line_ = -1;
 };

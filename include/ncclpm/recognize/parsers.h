@@ -39,6 +39,13 @@ std::optional<Mismatch> parse_collective_mismatch(std::string_view body);  // B.
 /// [0] via c10d key-value store ...", PyTorch 1.11+, "communicators ... from
 /// roots" 2.8+): the rank in its process group. -1 for any other text.
 int rank_awaiting_unique_id(std::string_view text);
+
+/// The index of the process torch.multiprocessing.spawn names in its report
+/// of a worker's death (spawn.py: "-- Process 3 terminated with the following
+/// error:" above the worker's own traceback; "process 3 terminated with exit
+/// code 1", "process 0 terminated with signal SIGKILL"): the worker's local
+/// rank. -1 when the text is no such report.
+int spawned_process_index(std::string_view text);
 /// Other ProcessGroupNCCL / c10d messages that matter to a diagnosis:
 /// kWatchdogStuck, kPgTerminate, kDumpSignal, kNcclErrorSurfaced, kStoreError,
 /// kCppException. nullopt for anything else.
