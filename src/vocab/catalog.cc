@@ -251,7 +251,9 @@ Result<Catalog, std::vector<Error>> Catalog::load(const std::vector<fs::path>& r
   });
   build(c.compiled_->heads, [](const CatalogEntry& e) {
     std::string_view head = head_of(e.format);
-    return head.empty() ? std::string() : "^" + pattern_of(head);
+    // Anchored, so that a head is not taken from the middle of other text;
+    // an exception's type may stand before it ("RuntimeError: The server ...").
+    return head.empty() ? std::string() : "^(?:[\\w.]+: )?" + pattern_of(head);
   });
   if (!problems.empty()) return problems;
   // While loading, `catalog` held the file's path so that errors name it.
@@ -288,7 +290,13 @@ const CatalogEntry* Catalog::classify(std::string_view text) const {
   // it would until the cut.
   if (text.size() < kHeadLiteral) return nullptr;
   const CatalogEntry* e = best_match(compiled_->heads, text);
-  return e != nullptr && cut_from(e->format, util::trim(text)) ? e : nullptr;
+  if (e == nullptr) return nullptr;
+  // The message may follow words of its own line ("RuntimeError: " before
+  // PyTorch's text): the cut is checked from where the format's text begins.
+  std::string_view line = util::trim(text);
+  std::string_view lead = std::string_view(e->format).substr(0, std::min(e->format.find('%'), kHeadLiteral));
+  if (size_t at = lead.empty() ? 0 : line.find(lead); at != std::string_view::npos) line.remove_prefix(at);
+  return cut_from(e->format, line) ? e : nullptr;
 }
 
 }  // namespace ncclpm::vocab

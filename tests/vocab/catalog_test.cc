@@ -67,6 +67,11 @@ TEST(Catalog, ALongMessageCutShortIsStillKnownByItsStart) {
   EXPECT_EQ(c->classify("Call to connect failed"), nullptr) << "a format short enough to print whole needs all of it";
   EXPECT_EQ(c->classify("Stack trace of the failed collective not found, so this is some other message"), nullptr)
       << "a cut line must match the format's head, not just its first words";
+  e = c->classify("RuntimeError: Stack trace of the failed collective not found, potentially because FlightRecorder");
+  ASSERT_NE(e, nullptr) << "the exception's type before a cut message";
+  EXPECT_EQ(e->severity, "notice");
+  EXPECT_EQ(c->classify("step 12: Stack trace of the failed collective not found, potentially because Flight"), nullptr)
+      << "only a type-like word may stand before the head";
 }
 
 TEST(Catalog, BadRowsAreReportedWithFileAndLine) {
