@@ -5,9 +5,12 @@
 // the findings that are a cascade of an earlier crash, order root causes first.
 #include "ncclpm/diagnose/diagnose.h"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "alignment.h"
 #include "describe.h"
@@ -229,6 +232,28 @@ void phase_explains_desync(std::vector<Finding>& findings) {
   }
 }
 
+// "unhandled cuda error" is NCCL's result code for any of its CUDA calls that
+// failed. A cuda-error finding made of that code alone yields to a finding
+// whose own lines say which call failed and why (the driver refusing NVLS
+// multicast, a build without this GPU's kernels, the GPU lost): that one is
+// the cause, the code its report.
+void named_cuda_cause_explains_result_code(std::vector<Finding>& findings) {
+  static const RE2 kCode(R"((?i)unhandled cuda error|ncclUnhandledCudaError)");
+  static const std::set<std::string> kNamedCauses = {"nccl_setup_error", "version_mismatch", "gpu_hardware"};
+  for (Finding& code : findings) {
+    if (code.rule != "cuda-error" || !code.root_cause || code.evidence.empty()) continue;
+    bool only_the_code = std::all_of(code.evidence.begin(), code.evidence.end(),
+                                     [](const Evidence& e) { return RE2::PartialMatch(e.text, kCode); });
+    if (!only_the_code) continue;
+    for (const Finding& named : findings) {
+      if (!named.root_cause || !kNamedCauses.count(named.category) || named.rule == "earliest-error-line") continue;
+      code.root_cause = false;
+      code.summary += " NCCL's own words name the failed call: the " + named.category + " finding.";
+      break;
+    }
+  }
+}
+
 // PyTorch's NCCL error names only NCCL's result code ("internal error",
 // "invalid usage"); the "Last error:" under it is NCCL's (or its network
 // plugin's) own words about what failed. When the catalogues name those words,
@@ -292,6 +317,7 @@ void network_error_logged_first_leads(std::vector<Finding>& findings) {
 void order_findings(std::vector<Finding>& findings) {
   stop_before_failures_leads(findings);
   nccl_words_explain_result_code(findings);
+  named_cuda_cause_explains_result_code(findings);
   phase_explains_desync(findings);
   // A network error after another rank crashed is that crash seen from the
   // other side of the connection: a cascade, not a cause.

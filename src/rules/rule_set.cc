@@ -201,14 +201,21 @@ std::vector<int> RuleSet::named_ranks(size_t index, std::string_view line) const
   if (re == nullptr) return {};
   std::vector<re2::StringPiece> groups(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
   re2::StringPiece in(line.data(), line.size());
-  if (!re->Match(in, 0, in.size(), re2::RE2::UNANCHORED, groups.data(), static_cast<int>(groups.size()))) return {};
-  // A group holds one rank, or a list of them ("0, 2": Horovod's missing ranks).
+  // Every match on the line counts: a report may name each culprit in a
+  // clause of its own ("Culprit rank 22; ..., Culprit rank 110; ...").
   std::vector<int> ranks;
-  for (size_t g = 1; g < groups.size(); ++g) {
-    for (std::string_view item : util::split(std::string_view(groups[g].data(), groups[g].size()), ',')) {
-      auto r = util::parse_int(util::trim(item));
-      if (r && *r >= 0 && *r < (int64_t{1} << 24)) ranks.push_back(static_cast<int>(*r));
+  size_t from = 0;
+  while (from <= in.size() &&
+         re->Match(in, from, in.size(), re2::RE2::UNANCHORED, groups.data(), static_cast<int>(groups.size()))) {
+    // A group holds one rank, or a list of them ("0, 2": Horovod's missing ranks).
+    for (size_t g = 1; g < groups.size(); ++g) {
+      for (std::string_view item : util::split(std::string_view(groups[g].data(), groups[g].size()), ',')) {
+        auto r = util::parse_int(util::trim(item));
+        if (r && *r >= 0 && *r < (int64_t{1} << 24)) ranks.push_back(static_cast<int>(*r));
+      }
     }
+    size_t end = static_cast<size_t>(groups[0].data() - in.data()) + groups[0].size();
+    from = end > from ? end : from + 1;
   }
   return ranks;
 }

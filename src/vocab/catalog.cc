@@ -23,9 +23,11 @@ namespace {
 constexpr size_t kMinUnanchoredLiteral = 12;
 // Below this a format says nothing recognizable and is not matched at all.
 constexpr size_t kMinLiteral = 4;
-// A format with at least twice this much literal text is also matched by its
-// head (the start up to this much literal text) when a line was cut short.
+// A format with at least half as much again literal text is also matched by
+// its head (the start up to this much literal text) when a line was cut short
+// (a paste wrapped at 80 columns keeps about 50 characters of an NCCL WARN).
 constexpr size_t kHeadLiteral = 32;
+constexpr size_t kLiteralForAHead = kHeadLiteral * 3 / 2;
 constexpr size_t kMaxMatchedBytes = 4096;
 
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "notice"};
@@ -133,7 +135,7 @@ size_t count_literal(std::string_view format, size_t stop_at, size_t* end) {
 // The start of a long format, up to kHeadLiteral literal characters and cut
 // before a conversion; empty for formats too short to need one.
 std::string_view head_of(std::string_view format) {
-  if (Catalog::literal_length(format) < 2 * kHeadLiteral) return {};
+  if (Catalog::literal_length(format) < kLiteralForAHead) return {};
   size_t end = 0;
   count_literal(format, kHeadLiteral, &end);
   return format.substr(0, end);

@@ -280,6 +280,33 @@ TEST(NcclWords, TheLastErrorUnderPyTorchsResultCodeIsTheCause) {
   EXPECT_EQ(bare.findings.front().rule, "nccl-setup-error");
 }
 
+// "unhandled cuda error" is NCCL's result code for any CUDA call of its that
+// failed; NCCL's WARN saying which call and why is the cause, even when a paste
+// wrapped it, and even in another file. A kernel's own CUDA error is no such
+// explanation: the result code then stays a cause beside it.
+TEST(NcclWords, TheFailedCudaCallNcclNamesExplainsUnhandledCudaError) {
+  auto d = diagnose_files({
+      {"console.log", "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"},
+      {"nccl_debug.log",
+       "transport/nvls.cc:287 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory\n"
+       "  of size 2097152 : CUDA error 401 'the operation cannot be performed in the present state'.\n"},
+  });
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "nccl_setup_error");
+  const diagnose::Finding* code = find_rule(d, "cuda-error");
+  ASSERT_NE(code, nullptr);
+  EXPECT_FALSE(code->root_cause) << "the result code reports the NVLS failure";
+  const diagnose::Finding* startup = find_rule(d, "startup-failure");
+  EXPECT_NE(startup, nullptr) << "NVLS buffers are built while a communicator is set up";
+
+  auto kernel = diagnose_log(
+      "[rank0]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+      "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  const diagnose::Finding* crash = find_rule(kernel, "cuda-error");
+  ASSERT_NE(crash, nullptr);
+  EXPECT_TRUE(crash->root_cause);
+}
+
 TEST(NcclWords, ThePluginsOwnWarningsAreReadAsItsNetwork) {
   auto d = diagnose_log(
       "[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "

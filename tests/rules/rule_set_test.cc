@@ -76,6 +76,14 @@ TEST(RuleSet, NamedRanksAreTheRanksAMessageNames) {
   ASSERT_NE(ib, nullptr);
   EXPECT_TRUE(set->named_ranks(static_cast<size_t>(ib - set->rules().data()), "rank 1 and rank 2 both on").empty())
       << "a rule without named_ranks names none";
+  const Rule* fr = set->find("flight-recorder-analysis-report");
+  ASSERT_NE(fr, nullptr);
+  EXPECT_EQ(set->named_ranks(static_cast<size_t>(fr - set->rules().data()),
+                             "error msg: Culprit rank 22; Error type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: "
+                             "'[[1025]]' does not match found input sizes: '[[262144]]', Culprit rank 110; Error "
+                             "type: SIZE_OR_SYNTAX_MISMATCH, Expected input sizes: '[[1025]]' does not match"),
+            (std::vector<int>{22, 110}))
+      << "every clause that names a rank";
 }
 
 struct BadRule {
