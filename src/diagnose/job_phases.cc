@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ncclpm/store/schema.h"
+
 namespace ncclpm::diagnose {
 
 std::vector<JobPhase> lay_out_phases(const std::vector<MarkerLine>& markers) {
@@ -35,6 +37,11 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
   if (rules.markers().empty()) return std::vector<JobPhase>{};
   // The main process's timed lines that no parser typed, and its progress
   // lines (a Trainer dict, a Megatron iteration), which parsers do type.
+  // Progress lines are most of a big job's lines, nearly all of other
+  // ranks: only the files where the main process's timed streams are (the
+  // streams ingest tallied) are read for them.
+  auto streams = store::summary_source(db, "progress_streams", store::kCountProgressStreamsSql);
+  if (!streams) return streams.take_error();
   std::vector<MarkerLine> markers;
   Status s = db.each_row(
       "SELECT f.rel_path, u.line_no, coalesce(u.rank, -1), coalesce(u.host, ''), u.ts_us, u.text"
@@ -42,7 +49,11 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
       " WHERE u.job_id = ?1 AND u.ts_us IS NOT NULL AND coalesce(u.rank, 0) = 0"
       " UNION ALL SELECT f.rel_path, e.line_no, coalesce(e.rank, -1), coalesce(e.host, ''), e.ts_us, e.text"
       " FROM events e JOIN files f USING (file_id)"
-      " WHERE e.job_id = ?1 AND e.kind = 'training_progress' AND e.ts_us IS NOT NULL AND coalesce(e.rank, 0) = 0",
+      " WHERE e.file_id IN (SELECT file_id FROM " + *streams +
+          " WHERE job_id = ?1 AND coalesce(rank, 0) = 0)"
+      // (The unary + keeps SQLite off the kind index, which would read every
+      // rank's progress lines: those files' lines are read by file instead.)
+      " AND +e.job_id = ?1 AND +e.kind = 'training_progress' AND e.ts_us IS NOT NULL AND coalesce(e.rank, 0) = 0",
       {job_id}, [&](const store::Statement& row) {
         std::string text = row.column_text(5);
         const rules::PhaseMarker* m = rules.match_marker(text);
