@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ncclpm/recognize/events.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/store/schema.h"
 #include "flight_recorder.h"
@@ -21,6 +22,16 @@ constexpr const char* kLocatedColumns =
     "f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text";
 
 }  // namespace
+
+std::string event_kind_not_in(const char* kinds) {
+  std::string wanted;
+  for (int k = 0; k < static_cast<int>(recognize::EventKind::kCount_); ++k) {
+    std::string name = std::string("'") + recognize::event_kind_name(static_cast<recognize::EventKind>(k)) + "'";
+    if (std::string_view(kinds).find(name) != std::string_view::npos) continue;
+    wanted += (wanted.empty() ? "" : ", ") + name;
+  }
+  return "e.event_id IN (SELECT event_id FROM events WHERE job_id = ?1 AND kind IN (" + wanted + "))";
+}
 
 Located read_located(const store::Statement& s) {
   Located l;

@@ -183,11 +183,11 @@ inline constexpr const char* kUnscannedBulkKinds =
     "('nccl_channel', 'nccl_comm', 'nccl_network', 'training_progress')";
 
 /// An SQL condition on `e` (events, job in ?1): the event is not of `kinds`.
-/// It is answered from the (job_id, kind) index, so the rows of those kinds
-/// are skipped rather than read; the rows come in event order all the same.
-inline std::string event_kind_not_in(const char* kinds) {
-  return std::string("e.event_id IN (SELECT event_id FROM events WHERE job_id = ?1 AND kind NOT IN ") + kinds + ")";
-}
+/// It is spelled as the kinds that remain, so that SQLite seeks each of them
+/// in the (job_id, kind) index: the rows of `kinds`, most of a big job's, are
+/// never read (NOT IN walked the index over all of them: 0.7 s of app-4096's
+/// 3.9 M rows). The rows come in event order all the same.
+std::string event_kind_not_in(const char* kinds);
 
 /// Earlier first; lines without a time after those with one, then by file and line.
 inline bool earlier(const Located& x, const Located& y) {
