@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "ncclpm/store/schema.h"
+#include "progress.h"
 
 namespace ncclpm::diagnose {
 
@@ -38,9 +38,9 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
   // The main process's timed lines that no parser typed, and its progress
   // lines (a Trainer dict, a Megatron iteration), which parsers do type.
   // Progress lines are most of a big job's lines, nearly all of other
-  // ranks: only the files where the main process's timed streams are (the
-  // streams ingest tallied) are read for them.
-  auto streams = store::summary_source(db, "progress_streams", store::kCountProgressStreamsSql);
+  // ranks: only the files that hold a stream of the main process's (as
+  // ingest tallied them) are read for them.
+  auto streams = progress_streams(db);
   if (!streams) return streams.take_error();
   std::vector<MarkerLine> markers;
   Status s = db.each_row(

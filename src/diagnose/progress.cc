@@ -37,8 +37,6 @@ std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& ba
 
 }  // namespace
 
-// The streams ingest tallied (progress_streams), or, in a database written
-// before it did and opened read-only, the same counted here.
 Result<std::string> progress_streams(store::Connection& db) {
   return store::summary_source(db, "progress_streams", store::kCountProgressStreamsSql);
 }
