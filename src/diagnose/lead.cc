@@ -79,11 +79,31 @@ std::string category_from_words(std::string_view line) {
   return "rank_crash";
 }
 
-// The line of a block that says what went wrong: a traceback's exception
-// (its last line), otherwise the first.
+// A traceback's exception: its last line that is no frame, no frame's source
+// line and no chaining header. Usually the block's last line, but not when
+// the paste was cut inside a chained exception's frames.
+std::string_view exception_line(std::string_view traceback) {
+  std::string_view found;
+  bool after_frame = false;
+  for (std::string_view l : util::split(traceback, '\n')) {
+    l = util::trim(l);
+    bool frame = l.starts_with("File \"");
+    if (!l.empty() && !frame && !after_frame && !l.starts_with("Traceback (most recent call last)") &&
+        !l.starts_with("The above exception was") && !l.starts_with("During handling of the above"))
+      found = l;
+    after_frame = frame;
+  }
+  return found;
+}
+
+// The line of a block that says what went wrong: a traceback's exception,
+// otherwise the first.
 std::string_view telling_line(std::string_view text, const std::string& kind) {
   std::string_view t = util::trim(text);
-  if (kind == "traceback") return util::trim(t.substr(t.rfind('\n') == std::string_view::npos ? 0 : t.rfind('\n') + 1));
+  if (kind == "traceback") {
+    if (std::string_view e = exception_line(t); !e.empty()) return e;
+    return util::trim(t.substr(t.rfind('\n') == std::string_view::npos ? 0 : t.rfind('\n') + 1));
+  }
   return util::trim(t.substr(0, t.find('\n')));
 }
 
@@ -350,11 +370,15 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
 }
 
 // An error on the start-up path: its words name it, NCCL prints it only
-// while setting a communicator up, or its category is a start-up one.
+// while setting a communicator up, or its category is a start-up one. A
+// client connects to the c10d store only when it joins the job, so its
+// connect failing is a start-up failure too (a socket error by category).
 bool on_startup_path(const ErrorLine& e) {
   static const RE2 kInitPath(
       R"(init\.cc|ncclCommInit|[Bb]ootstrap|ncclCommSplit|[Rr]endezvous|TCPStore|DistStoreError|init_process_group|)"
-      R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group)");
+      R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group|)"
+      R"(client socket (?:has failed to connect|has timed out after \S+ while trying to connect|cannot be initialized)|)"
+      R"(TCP client failed to connect|connection to the C10d store)");
   // NCCL prints these files' messages only while a communicator is being set
   // up: its init, bootstrap, topology and graph search, transport and proxy
   // connection setup, NVLS buffers.

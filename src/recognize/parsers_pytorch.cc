@@ -174,6 +174,9 @@ int spawned_process_index(std::string_view text) {
 }
 
 std::optional<EventKind> classify_pytorch_message(std::string_view b) {
+  // A traceback's source line names the exception it raises or catches
+  // ("raise RendezvousConnectionError("): the message is the line after it.
+  if (b.starts_with("raise ") || b.starts_with("except ")) return std::nullopt;
   if (contains(b, "watchdog got stuck for") || contains(b, "Heartbeat monitor timed out") ||
       contains(b, "ProcessGroupNCCL watchdog hang") || contains(b, "possible GIL induced hang"))
     return EventKind::kWatchdogStuck;

@@ -104,6 +104,29 @@ TEST(Lead, FramesOfACutTracebackLeadOnlyWithoutABetterLine) {
   EXPECT_FALSE(dump.has_root_cause()) << "faulthandler's dump of a live process is not an exception";
 }
 
+// A paste cut inside a chained exception's frames: the exception above the
+// cut says what went wrong, not the last frame, and the source line that
+// raised it is no message of its own.
+TEST(Lead, ATracebackCutInsideItsFramesIsNamedByItsLastExceptionLine) {
+  auto d = diagnose_log(
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py\", line 113, in _call_store\n"
+      "    return getattr(self._store, store_op)(*args, **kwargs)\n"
+      "RuntimeError: Broken pipe\n"
+      "\n"
+      "The above exception was the direct cause of the following exception:\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/bin/torchrun\", line 33, in <module>\n"
+      "    raise RendezvousConnectionError(\n"
+      "  File \"/opt/torch/\n");
+  ASSERT_TRUE(d.has_root_cause());
+  const diagnose::Finding& top = d.findings.front();
+  EXPECT_EQ(top.rule, "earliest-error-line") << "a rendezvous backend's exception is no crash of the worker";
+  EXPECT_EQ(top.category, "network_socket");
+  EXPECT_NE(top.summary.find("RuntimeError: Broken pipe"), std::string::npos) << top.summary;
+}
+
 // A launcher kills the other workers once one failed: with no error and no
 // signal of its own in the logs, the cause is a worker whose output is missing.
 TEST(Lead, ALauncherKillWithNothingElseSaysAWorkerFailedUnseen) {
@@ -207,6 +230,28 @@ TEST(StartupFailure, ErrorsBeforeInitCompleteSayTheCommunicatorNeverFormed) {
   EXPECT_NE(init->summary.find("started communicator init"), std::string::npos) << init->summary;
   ASSERT_TRUE(d.has_root_cause());
   EXPECT_EQ(d.findings.front().category, "network_socket") << "the specific cause leads, the stage follows";
+}
+
+// A client that cannot reach the c10d store is a socket failure, at start-up;
+// a store port another job holds is a start-up failure with nothing wrong on
+// the network.
+TEST(StartupFailure, AStoreClientThatCannotConnectIsASocketFailureAtStartup) {
+  auto refused = diagnose_log(
+      "trainer-2: torch.distributed.DistNetworkError: The client socket has failed to connect to any network "
+      "address of (192.168.121.122, 1040). The client socket has failed to connect to 192.168.121.122:1040 "
+      "(errno: 113 - No route to host).\n");
+  ASSERT_TRUE(refused.has_root_cause());
+  EXPECT_EQ(refused.findings.front().category, "network_socket");
+  const diagnose::Finding* init = find_rule(refused, "startup-failure");
+  ASSERT_NE(init, nullptr) << "the job never got past initialisation";
+  EXPECT_EQ(init->culprit_hosts, std::vector<std::string>{"trainer-2"});
+
+  auto in_use = diagnose_log(
+      "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+      "The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n");
+  ASSERT_TRUE(in_use.has_root_cause());
+  EXPECT_EQ(in_use.findings.front().category, "init_failure");
+  for (const diagnose::Finding& f : in_use.findings) EXPECT_NE(f.category, "network_socket") << f.rule;
 }
 
 // Steps NCCL takes only while connecting a communicator are the start-up

@@ -380,6 +380,9 @@ TEST(ParsersPytorch, ClassifiesPytorchMessages) {
   EXPECT_FALSE(classify_pytorch_message("retrying after transient NCCL errors"));
   EXPECT_FALSE(
       classify_pytorch_message("ProcessGroupNCCL initialization options: size: 8, global rank: 0"));
+  // A traceback's source line that raises or catches one is not the message.
+  EXPECT_FALSE(classify_pytorch_message("raise RendezvousConnectionError("));
+  EXPECT_FALSE(classify_pytorch_message("except DistStoreError as e:"));
 }
 
 // --- launchers (C.2, D, F "Elastic") ---------------------------------------
