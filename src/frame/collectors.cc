@@ -79,8 +79,11 @@ bool peel_rank_label(std::string_view& rest, Frame& f) {
   return true;
 }
 
-// UCX (Open MPI, UCC): "[host:pid:thread:tid] " or "[host:pid:thread] ".
+// UCX (Open MPI, UCC): "[host:pid:thread:tid] " or "[host:pid:thread] ";
+// Open MPI's own (its signal handler, its help messages): "[host:pid] ".
 bool peel_ucx_host(std::string_view& rest, Frame& f) {
+  // A host name, not a clock ("[12:34:56] ").
+  if (rest.size() < 2 || !is_alpha(rest[1])) return false;
   size_t h = host_token(rest.substr(1));
   if (h == 0 || 1 + h >= rest.size() || rest[1 + h] != ':') return false;
   size_t i = 2 + h;
@@ -94,7 +97,7 @@ bool peel_ucx_host(std::string_view& rest, Frame& f) {
     if (pad < rest.size() && rest[pad] == ':') i = pad;
     if (i < rest.size() && rest[i] == ':') ++i;
   }
-  if (fields < 2 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;
+  if (fields < 1 || i + 1 >= rest.size() || rest[i] != ']' || rest[i + 1] != ' ') return false;
   take(rest, f, i + 2, rest.substr(1, h), nullptr);
   return true;
 }

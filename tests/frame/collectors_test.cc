@@ -64,6 +64,9 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
       // UCX pads the pid to five columns.
       {"[qgpuvb813-cvision:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)",
        "qgpuvb813-cvision", -1, Producer::kUnknown, "Caught signal 7"},
+      // Open MPI's own: host and pid only.
+      {"[rtptest1621:405884] *** Process received signal ***", "rtptest1621", -1, Producer::kUnknown,
+       "*** Process received signal"},
   };
   for (const CollectorCase& c : cases) {
     Framer framer = learned({c.line});  // a file whose lines all carry the prefix
@@ -78,7 +81,7 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
 TEST(Collectors, LeavesMessagesThatOnlyLookLikeTags) {
   for (const char* line : {"RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error",
                            "step-3 loss 1.25 lr 0.0001", "2024-05-01 10:11:12,345 - INFO - Saving checkpoint",
-                           "[2]step 3: loss 1.2 (no NCCL prefix after a glued tag)"}) {
+                           "[2]step 3: loss 1.2 (no NCCL prefix after a glued tag)", "[12:34] epoch 3 done", "[12:34:56] epoch 3 done"}) {
     Framer framer = learned({line});
     Frame f = framer.frame(line);
     EXPECT_TRUE(f.host.empty()) << line;
