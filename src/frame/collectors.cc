@@ -160,6 +160,25 @@ bool peel_cri(std::string_view& rest, Frame& f) {
   return false;
 }
 
+// A log viewer's table copied as text (AWS CloudWatch's console, SageMaker's
+// job logs): "  | 2024-08-23T22:22:51.873Z | message".
+bool peel_table_row(std::string_view& rest, Frame& f) {
+  auto skip_spaces = [&rest](size_t i) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    return i;
+  };
+  size_t i = skip_spaces(0);
+  if (i >= rest.size() || rest[i] != '|') return false;
+  i = skip_spaces(i + 1);
+  Timestamp ts;
+  size_t n = iso_time(rest.substr(i), ts);
+  if (n == 0) return false;
+  i = skip_spaces(i + n);
+  if (i >= rest.size() || rest[i] != '|') return false;
+  take(rest, f, i + 1 < rest.size() && rest[i + 1] == ' ' ? i + 2 : i + 1, {}, &ts);
+  return true;
+}
+
 // "[stdout] " / "[stderr] ": a collector's stream tag.
 bool peel_stream_tag(std::string_view& rest) {
   for (std::string_view tag : {"[stdout] ", "[stderr] "}) {
@@ -206,6 +225,7 @@ bool peel_collector(std::string_view& rest, Frame& f, bool name_tags) {
   if (c == '[')
     return peel_kubectl(rest, f) || peel_rank_label(rest, f) || peel_ucx_host(rest, f) || peel_stream_tag(rest);
   if (is_digit(c)) return peel_cri(rest, f);
+  if (c == '|' || c == ' ') return peel_table_row(rest, f);
   if (is_alpha(c)) return peel_syslog(rest, f) || (name_tags && peel_name_tag(rest, f));
   return false;
 }

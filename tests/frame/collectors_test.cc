@@ -64,6 +64,9 @@ TEST(Collectors, PeelsAnyStackOfPrefixesBeforeAKnownLine) {
       // UCX pads the pid to five columns.
       {"[qgpuvb813-cvision:1    :0:381] Caught signal 7 (Bus error: nonexistent physical address)",
        "qgpuvb813-cvision", -1, Producer::kUnknown, "Caught signal 7"},
+      // A log viewer's table copied as text (CloudWatch, SageMaker).
+      {"  | 2024-08-23T22:22:51.873Z | [rank4]:[E ProcessGroupNCCL.cpp:1537] [PG 0 Rank 4] Timeout at NCCL work: 70426",
+       "", 4, Producer::kC10, "Timeout at NCCL work"},
       // Open MPI's own: host and pid only.
       {"[rtptest1621:405884] *** Process received signal ***", "rtptest1621", -1, Producer::kUnknown,
        "*** Process received signal"},
