@@ -151,8 +151,11 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
   bool words = RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), error_words());
   // A Python traceback's frame that no traceback event took in: the paste
   // was cut above its "Traceback" header, but an exception was raised there
-  // all the same.
-  if (kind == "unparsed" && !words && RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), traceback_frame())) {
+  // all the same. The frame's source line that raises ("raise
+  // RendezvousConnectionError(") names an exception but is code, not its message.
+  bool frame = line.starts_with("raise ") ||
+               (!words && RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), traceback_frame()));
+  if (kind == "unparsed" && frame) {
     e.category = "rank_crash";
     e.named_by = "frames of a Python traceback (its exception line is not in the logs)";
     // Its exception is usually a few lines below, not grouped with the frames

@@ -125,6 +125,18 @@ TEST(Lead, ATracebackCutInsideItsFramesIsNamedByItsLastExceptionLine) {
   EXPECT_EQ(top.rule, "earliest-error-line") << "a rendezvous backend's exception is no crash of the worker";
   EXPECT_EQ(top.category, "network_socket");
   EXPECT_NE(top.summary.find("RuntimeError: Broken pipe"), std::string::npos) << top.summary;
+
+  // Cut above its header: the frame's source line that raises is code.
+  auto cut = diagnose_log(
+      "  File \"/opt/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py\", line 115, in _call_store\n"
+      "    raise RendezvousConnectionError(\n"
+      "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+      "failed. See inner exception for details.\n");
+  ASSERT_TRUE(cut.has_root_cause());
+  EXPECT_EQ(cut.findings.front().category, "network_socket");
+  ASSERT_FALSE(cut.findings.front().evidence.empty());
+  EXPECT_EQ(cut.findings.front().evidence[0].text.rfind("torch.distributed.elastic", 0), 0u)
+      << cut.findings.front().evidence[0].text;
 }
 
 // A launcher kills the other workers once one failed: with no error and no
