@@ -399,10 +399,18 @@ bool on_startup_path(const ErrorLine& e) {
       R"([Ss]ocket creation (?:failed|error)|Call to (?:socket|bind|listen) failed|[Nn]o (?:socket |IP |usable )?)"
       R"((?:listening )?interface found|(?:creating|attaching to) shared memory segment|failed to extend \S*/dev/shm|)"
       R"(failed to create shared memory file|Call to (?:posix_fallocate|shm_open|mmap) failed|)"
-      R"(failed ?: Connection refused)");
-  return RE2::PartialMatch(e.at.text, kInitPath) || (e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource)) ||
-         RE2::PartialMatch(e.at.text, kSetupStep) || e.category == "duplicate_gpu" ||
-         e.category == "init_failure";
+      R"(failed ?: Connection refused|)"
+      // the proxy thread setting up a connection for its rank
+      R"(operation[= ]Connect\b)");
+  // A frame of a cut traceback says where code ran, not that it failed there.
+  if (e.named_by.starts_with("frames of")) return false;
+  // Those files also print, at any time, a report of a peer that went away
+  // ("[Service thread] Connection closed by localRank 7", proxy.cc) and the
+  // hang of a mismatched collective (init.cc, 2.4-2.7): not start-up steps.
+  bool setup_file = e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource) && e.role != "consequence" &&
+                    e.category != "desync";
+  return RE2::PartialMatch(e.at.text, kInitPath) || setup_file || RE2::PartialMatch(e.at.text, kSetupStep) ||
+         e.category == "duplicate_gpu" || e.category == "init_failure";
 }
 
 // "rank 0 (a), rank 1 (a) printed Init COMPLETE; b pid 7 loaded NCCL"

@@ -457,6 +457,17 @@ TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStar
       "h1:7:9 [0] misc/socket.cc:47 NCCL WARN socketProgress: Connection closed by remote peer h2<52312>\n"
       "h1:7:9 [0] os/linux.cc:520 NCCL WARN unlink shared memory /dev/shm/nccl-x failed, error: No such file (2)\n");
   EXPECT_EQ(find_rule(d, "startup-failure"), nullptr);
+  // The proxy's report of a peer that went away, from a file that also sets
+  // connections up; a rendezvous frame of a cut traceback.
+  auto proxy = diagnose_log("A100-50:91:95 [3] proxy.cc:1505 NCCL WARN [Service thread] Connection closed by localRank 7\n");
+  EXPECT_EQ(find_rule(proxy, "startup-failure"), nullptr);
+  auto frame = diagnose_log(
+      "  File \"/venv/torch/distributed/elastic/rendezvous/dynamic_rendezvous.py\", line 1079, in num_nodes_waiting\n");
+  EXPECT_EQ(find_rule(frame, "startup-failure"), nullptr);
+  // But the proxy failing to set a connection up is a start-up step.
+  auto connect = diagnose_log(
+      "t401:18:13 [0] proxy.cc:1519 NCCL WARN [Proxy Service 0] Failed to execute operation Connect from rank 0, retcode 3\n");
+  EXPECT_NE(find_rule(connect, "startup-failure"), nullptr);
 }
 
 TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
