@@ -24,12 +24,14 @@ std::pair<std::string, int64_t> dominant_timeout(const JobFacts& f) {
 }
 
 // A rank whose own timeout at the same seq names another op (or size) ran a
-// different collective there: it diverged from the others.
+// different collective there: it diverged from the others. (A line cut before
+// its op names none: that is no other op.)
 void culprits_from_mismatched_op(const JobFacts& f, Alignment& a) {
   for (const TimeoutRecord& t : f.timeouts) {
     int rank = rank_of(t);
     if (rank < 0 || t.seq != a.seq || t.pg != a.pg) continue;
-    if (t.op_type != a.op_type || (t.numel_in >= 0 && a.numel_in >= 0 && t.numel_in != a.numel_in))
+    if ((!t.op_type.empty() && t.op_type != a.op_type) ||
+        (t.numel_in >= 0 && a.numel_in >= 0 && t.numel_in != a.numel_in))
       a.culprits.insert(rank);
   }
   if (!a.culprits.empty()) a.culprit_basis = "op_mismatch";
@@ -125,7 +127,7 @@ Alignment align_collectives(const JobFacts& f) {
     // showing another op there is a suspect (culprits_from_mismatched_op).
     std::map<std::string, int> ops;
     for (const TimeoutRecord& t : f.timeouts)
-      if (t.pg == pg && t.seq == seq) ++ops[t.op_type];
+      if (t.pg == pg && t.seq == seq && !t.op_type.empty()) ++ops[t.op_type];
     std::string majority;
     for (const auto& [op, n] : ops)
       if (majority.empty() || n > ops[majority]) majority = op;

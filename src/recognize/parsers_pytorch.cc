@@ -26,11 +26,34 @@ int64_t sane_counter(const std::string& s) {
   return v < 0 || v > (int64_t{1} << 53) ? -1 : v;
 }
 
+// A line cut inside its WorkNCCL(...) (a search excerpt, a terminal's width):
+// the fields before the cut, "SeqNum=59709, OpType=_ALLGATHER_BASE, NumelIn=29171".
+// The field the cut went through is dropped: its number may be cut short.
+WorkRecord cut_work_fields(std::string_view fields) {
+  WorkRecord w;
+  while (!fields.empty()) {
+    size_t comma = fields.find(',');
+    if (comma == std::string_view::npos) break;  // the last field, cut
+    std::string_view field = util::trim(fields.substr(0, comma));
+    fields.remove_prefix(comma + 1);
+    size_t eq = field.find('=');
+    if (eq == std::string_view::npos) break;
+    std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+    if (key == "SeqNum") w.seq = to_int(std::string(value));
+    else if (key == "OpType") w.op_type = std::string(value);
+    else if (key == "NumelIn") w.numel_in = to_int(std::string(value));
+    else if (key == "NumelOut") w.numel_out = to_int(std::string(value));
+    else break;  // a tensor shape's own commas: stop at what is sure
+  }
+  return w;
+}
+
 }  // namespace
 
 std::optional<WorkRecord> parse_work_record(std::string_view body) {
   size_t at = body.find("WorkNCCL(");
   if (at == std::string_view::npos) return std::nullopt;
+  std::string_view head = body.substr(0, at);
   // Optional groups for every era; Timeout(ms) has nested parentheses.
   static const RE2 re(
       R"(WorkNCCL\((?:SeqNum=(\d+), )?OpType=(\w+)(?:, TensorShape=\[([^\]]*)\])?(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\)(?: ran for (\d+) milliseconds before timing out)?)");
@@ -45,7 +68,6 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
   w.numel_out = to_int(nout);
   w.timeout_ms = to_int(timeout);
   w.ran_for_ms = to_int(ran);
-  std::string_view head = body.substr(0, at);
   // "... watchdog thread terminated with exception: [Rank 1] Watchdog caught ..."
   // (and its what() copy) repeats the timeout: it is the termination.
   if (contains(head, "terminated with exception"))
@@ -59,6 +81,16 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
     w.context = "async_exception";
   else
     w.context = "mention";
+  return w;
+}
+
+std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body) {
+  size_t at = body.find("WorkNCCL(");
+  if (at == std::string_view::npos || body.find(')', at) != std::string_view::npos ||
+      !contains(body.substr(0, at), "Watchdog caught collective operation timeout"))
+    return std::nullopt;
+  WorkRecord w = cut_work_fields(body.substr(at + 9));
+  w.context = contains(body.substr(0, at), "terminated with exception") ? "terminate_exception" : "watchdog_timeout";
   return w;
 }
 

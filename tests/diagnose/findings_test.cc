@@ -583,6 +583,17 @@ TEST(Alignment, AllRanksStuckNeedsEveryRankOfTheJobToReport) {
   EXPECT_EQ(find_rule(half, "all-ranks-stuck-in-collective"), nullptr) << "ranks 0 and 1 never reported";
 }
 
+// A rank's watchdog line cut after its seq names no op: it waited in the
+// same collective as far as anyone can tell, not in another one.
+TEST(Alignment, ATimeoutCutBeforeItsOpIsNoOtherCollective) {
+  auto d = diagnose_log(testing::watchdog_line(1, 1) + testing::watchdog_line(4, 1) +
+                        "[rank2]:[E709 17:05:38.162814866 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught "
+                        "collective operation timeout: WorkNCCL(SeqNum=1,\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "collective_timeout");
+  EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr) << d.findings.front().summary;
+}
+
 // A rank whose own watchdog line is not in the logs but whose termination
 // restates the timeout ("NCCL watchdog thread terminated with exception:
 // [Rank 0] Watchdog caught ...") waited in that collective too: it is no

@@ -27,6 +27,35 @@ TEST(ParsersPytorch, ParsesWorkNcclOf1xWithTensorShapeAndNoSeq) {
   EXPECT_EQ(w->ran_for_ms, 1800567);
 }
 
+// A paste cut inside the WorkNCCL(...) and never rejoined: what came before
+// the cut is read, the field the cut went through is not; a mention cut so is
+// not a timeout.
+TEST(ParsersPytorch, ReadsAWatchdogTimeoutCutInsideItsWorkNccl) {
+  auto w = parse_cut_watchdog_timeout(
+      "[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=59709, OpType=_ALLGATHER_BASE, "
+      "NumelIn=29171");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->context, "watchdog_timeout");
+  EXPECT_EQ(w->seq, 59709);
+  EXPECT_EQ(w->op_type, "_ALLGATHER_BASE");
+  EXPECT_EQ(w->numel_in, -1) << "its number may be cut short";
+  EXPECT_EQ(w->timeout_ms, -1);
+
+  auto early = parse_cut_watchdog_timeout("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1573");
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->seq, -1);
+  EXPECT_EQ(early->op_type, "");
+
+  auto op = parse_cut_watchdog_timeout("[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=28956, OpType=ALLREDUCE,");
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op->seq, 28956);
+  EXPECT_EQ(op->op_type, "ALLREDUCE");
+
+  EXPECT_FALSE(parse_cut_watchdog_timeout("Work WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=4"));
+  EXPECT_FALSE(parse_work_record("[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=28956,"))
+      << "the strict reading still refuses it, so that a wrapped line is joined first";
+}
+
 TEST(ParsersPytorch, ParsesWorkNcclWithoutSeqOrShape) {
   auto w = parse_work_record(
       "Watchdog caught collective operation timeout: WorkNCCL(OpType=ALLREDUCE, "
