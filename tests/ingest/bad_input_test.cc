@@ -321,13 +321,7 @@ void write_big_log(const fs::path& path) {
 
 // Starts an ingest, waits until it is writing, sends `sig`, returns the exit status.
 int ingest_and_signal(const fs::path& logs, const fs::path& db, int sig) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
-    std::string bin = NCCLPM_BINARY;
-    execl(bin.c_str(), bin.c_str(), "ingest", logs.c_str(), "--db", db.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t pid = testing::start_ncclpm({"ingest", logs.string(), "--db", db.string()});
   std::string temp_prefix = db.filename().string() + ".tmp-" + std::to_string(pid);
   for (int i = 0; i < 400; ++i) {
     bool started = fs::exists(db.parent_path() / temp_prefix) || fs::exists(db.string() + "-journal");

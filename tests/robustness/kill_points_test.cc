@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -69,13 +68,7 @@ std::ostream& operator<<(std::ostream& os, const Snapshot& s) {
 // Runs `ncclpm ingest logs --db db`, kills it with SIGKILL after `after`
 // (unless it ended first); true when the kill landed on a running ingest.
 bool ingest_killed_after(const fs::path& logs, const fs::path& db, std::chrono::milliseconds after) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
-    std::string bin = NCCLPM_BINARY;
-    execl(bin.c_str(), bin.c_str(), "ingest", logs.c_str(), "--db", db.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  pid_t pid = testing::start_ncclpm({"ingest", logs.string(), "--db", db.string()});
   std::this_thread::sleep_for(after);
   kill(pid, SIGKILL);
   int status = 0;

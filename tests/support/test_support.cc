@@ -55,9 +55,7 @@ void write_gzip(const fs::path& path, const std::string& content) {
   gzclose(f);
 }
 
-RunResult run_ncclpm(const std::vector<std::string>& args) {
-  TempDir io;
-  fs::path out = io / "out", err = io / "err";
+int start_ncclpm(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) {
   pid_t pid = fork();
   if (pid == 0) {
     std::vector<char*> argv;
@@ -70,6 +68,13 @@ RunResult run_ncclpm(const std::vector<std::string>& args) {
     execv(bin.c_str(), argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+RunResult run_ncclpm(const std::vector<std::string>& args) {
+  TempDir io;
+  fs::path out = io / "out", err = io / "err";
+  pid_t pid = start_ncclpm(args, out, err);
   int status = 0;
   waitpid(pid, &status, 0);
   RunResult r;

@@ -41,6 +41,10 @@ struct RunResult {
 
 /// Runs the ncclpm binary with `args` (no shell), waits, returns what it printed.
 RunResult run_ncclpm(const std::vector<std::string>& args);
+/// Starts the ncclpm binary with `args`, its stdout and stderr going to the
+/// files named, and returns its pid without waiting (to signal it).
+int start_ncclpm(const std::vector<std::string>& args, const std::filesystem::path& out = "/dev/null",
+                 const std::filesystem::path& err = "/dev/null");
 
 /// A rank's watchdog timeout of an ALLREDUCE (1024 elements, 600 s, ran for
 /// 600102 ms) in `seq`, as PyTorch 2.x prints it at `clock`, with its newline.
