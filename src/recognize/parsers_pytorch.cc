@@ -48,12 +48,25 @@ WorkRecord cut_work_fields(std::string_view fields) {
   return w;
 }
 
+// What a WorkNCCL record at `at` was printed for, by the words around it.
+std::string work_context(std::string_view body, size_t at) {
+  std::string_view head = body.substr(0, at);
+  // "... watchdog thread terminated with exception: [Rank 1] Watchdog caught ..."
+  // (and its what() copy) repeats the timeout: it is the termination.
+  if (contains(head, "terminated with exception")) return "terminate_exception";
+  if (contains(head, "Watchdog caught collective operation timeout") ||
+      contains(head, "Caught collective operation timeout"))
+    return "watchdog_timeout";
+  if (contains(body, "timed out in blocking wait")) return "blocking_wait";
+  if (contains(body, "raised the following async exception")) return "async_exception";
+  return "mention";
+}
+
 }  // namespace
 
 std::optional<WorkRecord> parse_work_record(std::string_view body) {
   size_t at = body.find("WorkNCCL(");
   if (at == std::string_view::npos) return std::nullopt;
-  std::string_view head = body.substr(0, at);
   // Optional groups for every era; Timeout(ms) has nested parentheses.
   static const RE2 re(
       R"(WorkNCCL\((?:SeqNum=(\d+), )?OpType=(\w+)(?:, TensorShape=\[([^\]]*)\])?(?:, NumelIn=(-?\d+), NumelOut=(-?\d+))?, Timeout\(ms\)=(\d+)\)(?: ran for (\d+) milliseconds before timing out)?)");
@@ -68,19 +81,7 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
   w.numel_out = to_int(nout);
   w.timeout_ms = to_int(timeout);
   w.ran_for_ms = to_int(ran);
-  // "... watchdog thread terminated with exception: [Rank 1] Watchdog caught ..."
-  // (and its what() copy) repeats the timeout: it is the termination.
-  if (contains(head, "terminated with exception"))
-    w.context = "terminate_exception";
-  else if (contains(head, "Watchdog caught collective operation timeout") ||
-      contains(head, "Caught collective operation timeout"))
-    w.context = "watchdog_timeout";
-  else if (contains(body, "timed out in blocking wait"))
-    w.context = "blocking_wait";
-  else if (contains(body, "raised the following async exception"))
-    w.context = "async_exception";
-  else
-    w.context = "mention";
+  w.context = work_context(body, at);
   return w;
 }
 
@@ -90,7 +91,7 @@ std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body) {
       !contains(body.substr(0, at), "Watchdog caught collective operation timeout"))
     return std::nullopt;
   WorkRecord w = cut_work_fields(body.substr(at + 9));
-  w.context = contains(body.substr(0, at), "terminated with exception") ? "terminate_exception" : "watchdog_timeout";
+  w.context = work_context(body, at);
   return w;
 }
 
