@@ -25,6 +25,9 @@ checks=(
      sum(length(text)), sum(coalesce(ts_us, 0) % 1000003), count(DISTINCT host)
      FROM events GROUP BY kind ORDER BY kind"
   "unparsed|SELECT count(*), sum(coalesce(rank, -9)), sum(line_no), sum(length(text)) FROM unparsed_lines"
+  # Every column of every unparsed line, in file order.
+  "lines|SELECT f.rel_path, u.line_no, u.byte_offset, u.ts_us, u.ts_has_year, u.host, u.pid, u.rank,
+     u.local_rank, u.producer, u.severity, u.text FROM unparsed_lines u JOIN files f USING (file_id) ORDER BY 1, 2"
   "files|SELECT rel_path, status, hint_rank, lines_read, lines_blank, lines_recognized,
      lines_unparsed FROM files ORDER BY rel_path"
   "summary|SELECT rank, nranks, op, datatype, sum(calls), max(max_op_count) FROM collective_summary
@@ -50,7 +53,7 @@ for corpus in "$@"; do
     done
     "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
   done
-  for part in collectives events unparsed files summary attribution diagnosis; do
+  for part in collectives events unparsed lines files summary attribution diagnosis; do
     if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
       echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
     else

@@ -161,6 +161,7 @@ Result<Report> run(const Options& opt) {
     if (failure || cancelled()) continue;  // drain so the workers can finish
     Status s = w.write_rows(batch.file_id, batch.rows);
     if (s && !batch.collectives.empty()) s = w.write_collectives(batch.file_id, batch.collectives);
+    if (s && !batch.lines.empty()) s = w.write_lines(batch.file_id, batch.lines);
     if (s && (!batch.fr_entries.empty() || !batch.fr_status.empty()))
       s = w.write_flight_recorder(batch.file_id, batch.fr_entries, batch.fr_status);
     report.events += batch.events;

@@ -101,12 +101,21 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   // the writer then stores a few blobs instead of a row per line.
   store::CollectiveEncoder collectives;
   recognizer.set_collective_sink([&](const recognize::CollectiveLine& c) { collectives.add(c); });
-  auto drain = [&](bool final) { recognizer.drain(batch.rows, final); };
-  auto pending = [&] { return batch.rows.size() + static_cast<size_t>(collectives.pending_rows()); };
+  // So are the lines no parser typed, into compressed blocks.
+  store::LineEncoder lines;
+  auto drain = [&](bool final) {
+    recognizer.drain(batch.rows, final);
+    for (const recognize::UnparsedLine& u : batch.rows.unparsed) lines.add(u);
+    batch.rows.unparsed.clear();
+  };
+  auto pending = [&] {
+    return batch.rows.size() + static_cast<size_t>(collectives.pending_rows() + lines.pending_rows());
+  };
   auto flush = [&](bool final) {
     drain(final);
     batch.events = static_cast<int64_t>(batch.rows.events.size());
     batch.collectives = collectives.take();
+    batch.lines = lines.take();
     if (final) return;  // the caller emits the final batch with the outcome
     Batch part;
     part.file_index = batch.file_index;
@@ -114,8 +123,10 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     part.events = batch.events;
     part.rows = std::move(batch.rows);
     part.collectives = std::move(batch.collectives);
+    part.lines = std::move(batch.lines);
     batch.rows = recognize::Rows{};
     batch.collectives = store::EncodedCollectives{};
+    batch.lines = store::EncodedLines{};
     emit(std::move(part));
   };
 

@@ -108,14 +108,19 @@ SELECT )SQL" + short_host_sql("e.host") + R"SQL(, 'init ' || c.comm_id, e.ts_us
 
 // Shifts the times of the corrected hosts by `sign` x their offset: -1 puts
 // them on the reference clock, +1 puts them back as printed. One pass per
-// table, the offset looked up by key.
+// table, the offset looked up by key. The unparsed lines' runs keep the shift,
+// which their lines' times take when read.
 Status shift_times(Connection& db, int64_t job_id, int sign, int64_t before_file) {
-  for (const char* table : {"events", "unparsed_lines"}) {
-    std::string clock = short_host_sql(std::string(table) + ".host");
-    std::string sql = std::string("UPDATE ") + table + " SET ts_us = ts_us + ?3 * (SELECT offset_us FROM clock_offsets o"
-        " WHERE o.job_id = ?1 AND o.host = " + clock + ")"
-        " WHERE job_id = ?1 AND file_id < ?2 AND ts_us IS NOT NULL"
-        " AND " + clock + " IN (SELECT host FROM clock_offsets WHERE job_id = ?1 AND corrected = 1)";
+  struct Shifted {
+    const char* table;
+    const char* time;   // what is shifted
+    const char* timed;  // NULL when no line has a time
+  };
+  for (Shifted t : {Shifted{"events", "ts_us", "ts_us"}, Shifted{"line_runs", "ts_shift_us", "min_ts_us"}}) {
+    std::string clock = short_host_sql(std::string(t.table) + ".host");
+    std::string sql = std::string("UPDATE ") + t.table + " SET " + t.time + " = " + t.time +
+        " + ?3 * (SELECT offset_us FROM clock_offsets o WHERE o.job_id = ?1 AND o.host = " + clock + ")"
+        " WHERE job_id = ?1 AND file_id < ?2 AND " + t.timed + " IS NOT NULL AND " + clock + " IN (SELECT host FROM clock_offsets WHERE job_id = ?1 AND corrected = 1)";
     auto stmt = db.prepare(sql);
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->run({job_id, before_file, static_cast<int64_t>(sign)}); !s) return s;

@@ -7,6 +7,7 @@
 
 #include "ncclpm/store/collective_blocks.h"
 #include "ncclpm/util/text.h"
+#include "varint.h"
 
 namespace ncclpm::store {
 namespace {
@@ -22,28 +23,6 @@ enum Field : int {
 static_assert(kFields == kRowFields);
 constexpr bool is_string_field(int f) { return f == kOp || f == kComm || f == kHost; }
 constexpr int string_slot(int f) { return f == kHost ? 0 : f == kOp ? 1 : 2; }
-
-// Writes `v` at `out`; returns the bytes written (at most 10).
-size_t write_varint(char* out, uint64_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = static_cast<char>(v);
-  return n;
-}
-
-void put_varint(std::string& out, uint64_t v) {
-  char buf[10];
-  out.append(buf, write_varint(buf, v));
-}
-
-uint64_t zigzag(uint64_t difference) {
-  auto d = static_cast<int64_t>(difference);
-  return (difference << 1) ^ static_cast<uint64_t>(d >> 63);
-}
-uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
 // The integer fields of a call, unsigned so differences wrap instead of overflowing.
 void integer_fields(const recognize::CollectiveLine& c, uint64_t* v) {
@@ -196,15 +175,7 @@ CollectiveBlockReader::CollectiveBlockReader(std::string_view data) : data_(data
   rows_ = static_cast<int64_t>(rows);
 }
 
-bool CollectiveBlockReader::varint(uint64_t& v) {
-  v = 0;
-  for (int shift = 0; at_ < data_.size() && shift < 64; shift += 7) {
-    auto b = static_cast<uint8_t>(data_[at_++]);
-    v |= uint64_t{b & 0x7fu} << shift;
-    if ((b & 0x80) == 0) return true;
-  }
-  return false;
-}
+bool CollectiveBlockReader::varint(uint64_t& v) { return read_varint(data_, at_, v); }
 
 bool CollectiveBlockReader::fail(std::string why) {
   if (error_.empty()) error_ = std::move(why);

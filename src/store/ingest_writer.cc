@@ -57,7 +57,7 @@ void remove_stale_temporaries(const fs::path& db_path) {
 
 struct IngestWriter::Statements {
   Statement file, event, version, env, comm, warn, trace, work, status, desync, mismatch,
-      traceback, exit, signal, progress, timers, collective, unparsed, fr_entry, fr_status, finish;
+      traceback, exit, signal, progress, timers, collective, line_block, line_run, fr_entry, fr_status, finish;
 };
 
 Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_path,
@@ -159,7 +159,11 @@ Status IngestWriter::prepare_statements() {
       {&st_->collective,
        "INSERT INTO collective_blocks(job_id, file_id, first_line, last_line, rows, rank_min, rank_max, data)"
        " VALUES(?,?,?,?,?,?,?,?)"},
-      {&st_->unparsed, "INSERT INTO unparsed_lines VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->line_block,
+       "INSERT INTO line_blocks(job_id, file_id, first_line, last_line, rows, data) VALUES(?,?,?,?,?,?)"},
+      {&st_->line_run,
+       "INSERT INTO line_runs(job_id, file_id, block_id, first_row, rows, first_line, last_line, host, pid, rank,"
+       " local_rank, producer, severity, ts_has_year, min_ts_us) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_status, "INSERT INTO flight_recorder_pg_status VALUES(?,?,?,?,?,?,?)"},
@@ -199,7 +203,7 @@ Status IngestWriter::forget_file(int64_t file_id) {
     if (!del) return del.take_error();
     if (Status s = del->run({file_id}); !s) return s;
   }
-  for (const char* t : {"events", "unparsed_lines", "collective_blocks", "flight_recorder_entries",
+  for (const char* t : {"events", "line_runs", "line_blocks", "collective_blocks", "flight_recorder_entries",
                         "flight_recorder_pg_status", "progress_streams", "files"}) {
     auto del = db_.prepare(std::string("DELETE FROM ") + t + " WHERE file_id = ?");
     if (!del) return del.take_error();
@@ -322,14 +326,10 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
     for (const auto& c : rows.collectives) encoder.add(c);
     if (Status s = write_collectives(file_id, encoder.take()); !s) return s;
   }
-  for (const auto& u : rows.unparsed) {
-    Status s = st_->unparsed.run({job_id_, file_id, u.line_no, u.byte_offset,
-                                  u.ts_us != 0 ? Value(u.ts_us) : Value(),
-                                  u.ts_us != 0 ? Value(int64_t{u.ts_has_year}) : Value(), text(u.host),
-                                  opt_int(u.pid), opt_int(u.rank), opt_int(u.local_rank),
-                                  u.producer, u.severity != 0 ? Value(std::string(1, u.severity)) : Value(),
-                                  text(u.text)});
-    if (!s) return s;
+  if (!rows.unparsed.empty()) {
+    LineEncoder encoder;
+    for (const auto& u : rows.unparsed) encoder.add(u);
+    if (Status s = write_lines(file_id, encoder.take()); !s) return s;
   }
   rows.events.clear();
   rows.collectives.clear();
@@ -358,6 +358,33 @@ Status IngestWriter::write_collectives(int64_t file_id, const EncodedCollectives
       return Error::at(db_.path(), "write failed: " + sqlite_message(db_.raw()));
   }
   merge_summary(collective_summary_, collectives.summary);
+  return Ok{};
+}
+
+// A block, then its runs, which name it.
+Status IngestWriter::write_lines(int64_t file_id, const EncodedLines& lines) {
+  sqlite3_stmt* st = st_->line_block.raw();
+  for (const LineBlock& b : lines.blocks) {
+    sqlite3_bind_int64(st, 1, job_id_);
+    sqlite3_bind_int64(st, 2, file_id);
+    sqlite3_bind_int64(st, 3, b.first_line);
+    sqlite3_bind_int64(st, 4, b.last_line);
+    sqlite3_bind_int64(st, 5, b.rows);
+    sqlite3_bind_blob64(st, 6, b.data.data(), b.data.size(), SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return Error::at(db_.path(), "write failed: " + sqlite_message(db_.raw()));
+    int64_t block_id = db_.last_insert_id();
+    for (const LineRun& r : b.runs) {
+      Status s = st_->line_run.run(
+          {job_id_, file_id, block_id, r.first_row, r.rows, r.first_line, r.last_line, text(r.host), opt_int(r.pid),
+           opt_int(r.rank), opt_int(r.local_rank), r.producer,
+           r.severity != 0 ? Value(std::string(1, r.severity)) : Value(),
+           r.ts_has_year >= 0 ? Value(int64_t{r.ts_has_year}) : Value(),
+           r.min_ts_us != 0 ? Value(r.min_ts_us) : Value()});
+      if (!s) return s;
+    }
+  }
   return Ok{};
 }
 

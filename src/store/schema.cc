@@ -94,10 +94,19 @@ CREATE TABLE IF NOT EXISTS progress_streams (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, source TEXT NOT NULL,
   label TEXT NOT NULL, timed_lines INTEGER NOT NULL, last_bar_event_id INTEGER,
   sample_event_id INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS unparsed_lines (
-  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, line_no INTEGER NOT NULL,
-  byte_offset INTEGER, ts_us INTEGER, ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER,
-  local_rank INTEGER, producer TEXT, severity TEXT, text TEXT);
+-- The lines no parser typed, compactly (include/ncclpm/store/line_blocks.h):
+-- their numbers, times and texts compressed in blocks, their attribution
+-- once per run of consecutive lines that share it. The virtual table
+-- unparsed_lines reads them back one row per line.
+CREATE TABLE IF NOT EXISTS line_blocks (
+  block_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
+  first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, rows INTEGER NOT NULL, data BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS line_runs (
+  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, block_id INTEGER NOT NULL, first_row INTEGER NOT NULL,
+  rows INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, host TEXT, pid INTEGER,
+  rank INTEGER, local_rank INTEGER, producer TEXT, severity TEXT, ts_has_year INTEGER, min_ts_us INTEGER,
+  ts_year INTEGER, ts_shift_us INTEGER NOT NULL DEFAULT 0);
+CREATE VIRTUAL TABLE IF NOT EXISTS unparsed_lines USING ncclpm_lines;
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
   pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,
@@ -157,7 +166,8 @@ const char* index_sql() {
 CREATE INDEX IF NOT EXISTS events_by_kind ON events (job_id, kind);
 CREATE INDEX IF NOT EXISTS events_by_rank ON events (job_id, rank);
 CREATE INDEX IF NOT EXISTS events_by_file ON events (file_id, line_no);
-CREATE INDEX IF NOT EXISTS unparsed_by_file ON unparsed_lines (file_id, line_no);
+CREATE INDEX IF NOT EXISTS line_runs_by_file ON line_runs (file_id, first_line);
+CREATE INDEX IF NOT EXISTS line_runs_by_rank ON line_runs (job_id, rank);
 CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
 CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_id);
 )SQL";
@@ -198,12 +208,27 @@ Status check_or_create_schema(Connection& db, bool create) {
   // rank_lines and progress_streams, counted from the stored lines: a version 3 or 4 database
   // gets them in place (a read-only one is read as it is: diagnose stores
   // nothing there and counts the lines itself).
+  //
+  // Version 6 stores the lines no parser typed in compressed blocks; before,
+  // `unparsed_lines` was a table of one row per line, which every reader reads
+  // under the same name. So a version 3 to 5 database is read as it is, but
+  // ingest does not add to it.
+  if (*version >= 3 && *version <= 5 && create) {
+    return Error::at(db.path(),
+                     "database has schema version " + std::to_string(*version) +
+                         ", from an older ncclpm that stored every unparsed line as a row; this one "
+                         "reads it but adds only to version " + std::to_string(kSchemaVersion),
+                     "ingest the logs again into a new database (--db NEW.db)");
+  }
+  if (*version == 5) return Ok{};
   if (*version == 3 || *version == 4) {
     if (sqlite3_db_readonly(db.raw(), "main") == 1) return Ok{};
-    if (Status s = db.exec(schema_sql()); !s) return s;  // every statement is IF NOT EXISTS
+    // Every statement is IF NOT EXISTS: the old table unparsed_lines stays,
+    // and the empty line tables beside it are never read.
+    if (Status s = db.exec(schema_sql()); !s) return s;
     if (Status s = db.exec(std::string("INSERT INTO rank_lines ") + kCountRankLinesSql); !s) return s;
     if (Status s = db.exec(std::string("INSERT INTO progress_streams ") + kCountProgressStreamsSql); !s) return s;
-    return db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    return db.exec("PRAGMA user_version = 5");
   }
   // Version 1 stored one row per collective, version 2 no severity of the
   // lines no parser knows: both need the logs read again.

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "ncclpm/store/collective_blocks.h"
+#include "ncclpm/store/line_blocks.h"
 
 namespace ncclpm::store {
 
@@ -139,6 +140,9 @@ Result<Connection> Connection::open(const std::filesystem::path& path, bool read
   // Every connection reads the collectives, stored in blocks (see collective_blocks.h).
   if (int reg = register_collective_table(c.db_); reg != SQLITE_OK)
     return Error::at(c.path_, std::string("cannot register the collectives table: ") + sqlite3_errstr(reg));
+  // ... and the unparsed lines, stored in blocks too (see line_blocks.h).
+  if (int reg = register_line_table(c.db_); reg != SQLITE_OK)
+    return Error::at(c.path_, std::string("cannot register the unparsed lines table: ") + sqlite3_errstr(reg));
   return c;
 }
 

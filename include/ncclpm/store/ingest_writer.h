@@ -24,6 +24,7 @@
 #include "ncclpm/discover/discover.h"
 #include "ncclpm/recognize/file_recognizer.h"
 #include "ncclpm/store/collective_blocks.h"
+#include "ncclpm/store/line_blocks.h"
 #include "ncclpm/store/sqlite.h"
 
 namespace ncclpm::store {
@@ -59,6 +60,8 @@ class IngestWriter {
   Status write_rows(int64_t file_id, recognize::Rows& rows);
   /// Stores blocks the parsing thread encoded, and counts them in the summary.
   Status write_collectives(int64_t file_id, const EncodedCollectives& collectives);
+  /// Stores blocks of unparsed lines the parsing thread encoded, with their runs.
+  Status write_lines(int64_t file_id, const EncodedLines& lines);
   Status write_flight_recorder(int64_t file_id, const std::vector<recognize::FlightRecorderEntry>& entries,
                                const std::vector<recognize::FlightRecorderPgStatus>& status);
   Status finish_file(int64_t file_id, const FileOutcome& outcome);
