@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "ncclpm/store/line_blocks.h"
 #include "ncclpm/util/text.h"
@@ -91,7 +92,11 @@ void LineEncoder::close_block() {
   put_varint(body, static_cast<uint64_t>(block_.rows));
   body += body_;
   block_.data.resize(ZSTD_compressBound(body.size()));
-  size_t n = ZSTD_compress(block_.data.data(), block_.data.size(), body.data(), body.size(), kCompressionLevel);
+  // One context per thread, reused: making one per block costs more than
+  // compressing a small file's block.
+  thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  size_t n = ZSTD_compressCCtx(context.get(), block_.data.data(), block_.data.size(), body.data(), body.size(),
+                               kCompressionLevel);
   // Compressing into a buffer of ZSTD_compressBound cannot fail but for memory.
   if (ZSTD_isError(n)) throw std::bad_alloc();
   block_.data.resize(n);
@@ -117,7 +122,8 @@ LineBlockReader::LineBlockReader(std::string_view compressed) {
     return;
   }
   body_.resize(size);
-  size_t n = ZSTD_decompress(body_.data(), body_.size(), compressed.data(), compressed.size());
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> context(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  size_t n = ZSTD_decompressDCtx(context.get(), body_.data(), body_.size(), compressed.data(), compressed.size());
   if (ZSTD_isError(n) || n != size) {
     error_ = std::string("does not decompress: ") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
     return;

@@ -24,21 +24,22 @@ constexpr const char* kDeclaration =
     " ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER, producer TEXT,"
     " severity TEXT, text TEXT)";
 
-// The columns a run holds for all its lines: an equality on one of them
-// selects runs. Bit k of idxNum: constraint on kRunColumns[k].
+// The columns a run holds for all its lines: an equality on one of them, or
+// a test for NULL, selects runs. Bit k of idxNum: `= ?` on kRunColumns[k];
+// bit kRunColumnCount + k: IS NULL.
 struct RunColumn {
   int column;
-  const char* test;  // on line_runs r, with the constraint's value as ?
+  const char* name;  // in line_runs
 };
 constexpr RunColumn kRunColumns[] = {
-    {kJobId, "r.job_id = ?"},         {kFileId, "r.file_id = ?"},   {kRank, "r.rank = ?"},
-    {kHost, "r.host = ?"},             {kPid, "r.pid = ?"},           {kLocalRank, "r.local_rank = ?"},
-    {kProducer, "r.producer = ?"},     {kSeverity, "r.severity = ?"},
+    {kJobId, "job_id"}, {kFileId, "file_id"},       {kRank, "rank"},         {kHost, "host"},
+    {kPid, "pid"},      {kLocalRank, "local_rank"}, {kProducer, "producer"}, {kSeverity, "severity"},
 };
 constexpr int kRunColumnCount = static_cast<int>(std::size(kRunColumns));
 // Bounds on the line number select the runs whose range can hold it.
-constexpr int kLineFrom = 1 << kRunColumnCount;      // line_no >= ? (or >)
-constexpr int kLineTo = 1 << (kRunColumnCount + 1);  // line_no <= ? (or <)
+constexpr int kLineFromSlot = 2 * kRunColumnCount;  // line_no >= ? (or >)
+constexpr int kLineToSlot = kLineFromSlot + 1;      // line_no <= ? (or <)
+constexpr int kSlots = kLineToSlot + 1;
 constexpr int kRowBits = 13;  // rowid = block_id << kRowBits | row in block
 static_assert(int64_t{1} << kRowBits == kLineBlockRows);
 
@@ -90,34 +91,39 @@ int disconnect(sqlite3_vtab* v) {
   return SQLITE_OK;
 }
 
+// The slot of idxNum a constraint fills, or -1 when the runs cannot answer it.
+int slot_of(const sqlite3_index_info::sqlite3_index_constraint& c) {
+  if (c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_ISNULL) {
+    for (int k = 0; k < kRunColumnCount; ++k)
+      if (kRunColumns[k].column == c.iColumn) return c.op == SQLITE_INDEX_CONSTRAINT_EQ ? k : kRunColumnCount + k;
+    return -1;
+  }
+  if (c.iColumn != kLineNo) return -1;
+  if (c.op == SQLITE_INDEX_CONSTRAINT_GE || c.op == SQLITE_INDEX_CONSTRAINT_GT) return kLineFromSlot;
+  if (c.op == SQLITE_INDEX_CONSTRAINT_LE || c.op == SQLITE_INDEX_CONSTRAINT_LT) return kLineToSlot;
+  return -1;
+}
+
 int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  // One usable constraint per test is enough; the first one wins.
-  int chosen[kRunColumnCount + 2];
+  // One usable constraint per slot is enough; the first one wins.
+  int chosen[kSlots];
   std::fill(std::begin(chosen), std::end(chosen), -1);
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
-    if (!c.usable) continue;
-    int slot = -1;
-    if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      for (int k = 0; k < kRunColumnCount; ++k)
-        if (kRunColumns[k].column == c.iColumn) slot = k;
-    } else if (c.iColumn == kLineNo && (c.op == SQLITE_INDEX_CONSTRAINT_GE || c.op == SQLITE_INDEX_CONSTRAINT_GT)) {
-      slot = kRunColumnCount;
-    } else if (c.iColumn == kLineNo && (c.op == SQLITE_INDEX_CONSTRAINT_LE || c.op == SQLITE_INDEX_CONSTRAINT_LT)) {
-      slot = kRunColumnCount + 1;
-    }
+    int slot = c.usable ? slot_of(c) : -1;
     if (slot >= 0 && chosen[slot] < 0) chosen[slot] = i;
   }
   double cost = 1e8;
   int argv = 0;
   info->idxNum = 0;
-  for (int k = 0; k < kRunColumnCount + 2; ++k) {
+  for (int k = 0; k < kSlots; ++k) {
     if (chosen[k] < 0) continue;
     info->idxNum |= 1 << k;
-    info->aConstraintUsage[chosen[k]].argvIndex = ++argv;
+    // IS NULL takes no value.
+    if (k < kRunColumnCount || k >= kLineFromSlot) info->aConstraintUsage[chosen[k]].argvIndex = ++argv;
     // A run's columns hold for each of its lines; a line bound only narrows
     // the runs, so SQLite tests each line again.
-    info->aConstraintUsage[chosen[k]].omit = k < kRunColumnCount;
+    info->aConstraintUsage[chosen[k]].omit = k < kLineFromSlot;
     cost /= k == 1 ? 1000 : k == 0 ? 2 : 20;
   }
   info->estimatedCost = cost;
@@ -249,11 +255,15 @@ int filter(sqlite3_vtab_cursor* c, int idx_num, const char*, int argc, sqlite3_v
   std::string sql =
       "SELECT r.job_id, r.file_id, r.block_id, r.first_row, r.rows, r.host, r.pid, r.rank, r.local_rank,"
       " r.producer, r.severity, r.ts_has_year, r.ts_year, r.ts_shift_us FROM line_runs r WHERE 1";
+  // In slot order: the order best_index gave the values in argv.
   for (int k = 0; k < kRunColumnCount; ++k)
-    if (idx_num & (1 << k)) sql += std::string(" AND ") + kRunColumns[k].test;
-  if (idx_num & kLineFrom) sql += " AND r.last_line >= ?";
-  if (idx_num & kLineTo) sql += " AND r.first_line <= ?";
-  sql += " ORDER BY r.block_id, r.first_row";
+    if (idx_num & (1 << k)) sql += std::string(" AND r.") + kRunColumns[k].name + " = ?";
+  for (int k = 0; k < kRunColumnCount; ++k)
+    if (idx_num & (1 << (kRunColumnCount + k))) sql += std::string(" AND r.") + kRunColumns[k].name + " IS NULL";
+  if (idx_num & (1 << kLineFromSlot)) sql += " AND r.last_line >= ?";
+  if (idx_num & (1 << kLineToSlot)) sql += " AND r.first_line <= ?";
+  // Runs are stored in block and row order.
+  sql += " ORDER BY r.run_id";
   sqlite3_finalize(cur->runs);
   cur->runs = nullptr;
   cur->reader.reset();

@@ -102,7 +102,7 @@ CREATE TABLE IF NOT EXISTS line_blocks (
   block_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, rows INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS line_runs (
-  job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, block_id INTEGER NOT NULL, first_row INTEGER NOT NULL,
+  run_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, block_id INTEGER NOT NULL, first_row INTEGER NOT NULL,
   rows INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, host TEXT, pid INTEGER,
   rank INTEGER, local_rank INTEGER, producer TEXT, severity TEXT, ts_has_year INTEGER, min_ts_us INTEGER,
   ts_year INTEGER, ts_shift_us INTEGER NOT NULL DEFAULT 0);

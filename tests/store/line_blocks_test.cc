@@ -228,6 +228,9 @@ TEST_F(LineTable, ConstraintsSelectTheSameRowsAsAFullScan) {
   EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE rank = 3"), 5000);
   EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE file_id = (SELECT file_id FROM files WHERE rel_path = 'rank3.log') AND line_no BETWEEN 100 AND 4100"),
             count("SELECT count(*) FROM unparsed_lines WHERE +file_id = (SELECT file_id FROM files WHERE rel_path = 'rank3.log') AND +line_no BETWEEN 100 AND 4100"));
+  EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE rank IS NULL"),
+            count("SELECT count(*) FROM unparsed_lines WHERE +rank IS NULL"));
+  EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE rank IS NULL AND host IS NULL"), 3);
   EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE producer = 'glog'"),
             count("SELECT count(*) FROM unparsed_lines WHERE +producer = 'glog'"));
   EXPECT_EQ(count("SELECT max(line_no) FROM unparsed_lines WHERE file_id = (SELECT file_id FROM files WHERE rel_path = 'rank3.log') AND line_no < 4000"),
