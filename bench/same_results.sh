@@ -23,7 +23,9 @@ checks=(
      count(DISTINCT host), count(DISTINCT op) FROM collective_calls"
   "events|SELECT kind, count(*), sum(coalesce(rank, -9)), sum(line_no), sum(end_line),
      sum(length(text)), sum(coalesce(ts_us, 0) % 1000003), count(DISTINCT host)
-     FROM events GROUP BY kind ORDER BY kind"
+     FROM events WHERE kind <> 'training_progress' GROUP BY kind ORDER BY kind"
+  # Every column of every progress line (PROGRESS: see progress_lines below).
+  "progress|SELECT f.rel_path, p.* FROM PROGRESS p JOIN files f USING (file_id) ORDER BY 1, line_no, text"
   "unparsed|SELECT count(*), sum(coalesce(rank, -9)), sum(line_no), sum(length(text)) FROM unparsed_lines"
   # Every column of every unparsed line, in file order.
   "lines|SELECT f.rel_path, u.line_no, u.byte_offset, u.ts_us, u.ts_has_year, u.host, u.pid, u.rank,
@@ -34,9 +36,24 @@ checks=(
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
   # Who said each line, line by line: sums of ranks would not see two swapped.
   "attribution|SELECT f.rel_path, e.line_no, e.kind, e.rank, e.host, e.pid FROM events e JOIN files f USING (file_id)
+     WHERE e.kind <> 'training_progress'
      UNION ALL SELECT f.rel_path, u.line_no, '-', u.rank, u.host, u.pid FROM unparsed_lines u JOIN files f USING (file_id)
+     UNION ALL SELECT f.rel_path, p.line_no, 'training_progress', p.rank, p.host, p.pid FROM PROGRESS p
+       JOIN files f USING (file_id)
      ORDER BY 1, 2, 3"
 )
+
+# The progress lines, whichever way the binary stores them: before schema 6
+# events rows with a training_progress row each, since then the virtual table.
+progress_columns="file_id, line_no, ts_us, host, pid, rank, local_rank, severity, text, source, label, unit,
+  step, total, seconds_per_step, epoch, loss"
+progress_lines() {  # BINARY DB
+  if "$1" query --db "$2" "SELECT event_id FROM training_progress LIMIT 1" > /dev/null 2>&1; then
+    echo "(SELECT ${progress_columns//file_id/e.file_id} FROM training_progress JOIN events e USING (event_id))"
+  else
+    echo "(SELECT $progress_columns FROM training_progress)"
+  fi
+}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -48,12 +65,14 @@ for corpus in "$@"; do
     # The same database path for both: it appears in the diagnosis.
     rm -f "$tmp/incident.db"
     "$bin" ingest "$corpus" --db "$tmp/incident.db" --quiet > /dev/null
+    progress=$(progress_lines "$bin" "$tmp/incident.db")
     for check in "${checks[@]}"; do
-      "$bin" query --db "$tmp/incident.db" --format csv "${check#*|}" > "$tmp/$which.${check%%|*}"
+      sql=${check#*|}
+      "$bin" query --db "$tmp/incident.db" --format csv "${sql//PROGRESS/$progress}" > "$tmp/$which.${check%%|*}"
     done
     "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
   done
-  for part in collectives events unparsed lines files summary attribution diagnosis; do
+  for part in collectives events progress unparsed lines files summary attribution diagnosis; do
     if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
       echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
     else

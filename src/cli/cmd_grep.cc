@@ -29,7 +29,8 @@ void print_hit(const store::LineHit& h, bool years_known) {
 Result<int64_t> first_time(store::Connection& db, int64_t job_id) {
   return db.scalar_int(
       "SELECT coalesce(min(ts_us), 0) FROM (SELECT ts_us FROM events WHERE job_id = ?1 AND ts_us IS NOT NULL"
-      " UNION ALL SELECT ts_us FROM unparsed_lines WHERE job_id = ?1 AND ts_us IS NOT NULL)",
+      " UNION ALL SELECT ncclpm_stored_time(min_ts_us, ts_year, ts_shift_us) FROM line_groups"
+      " WHERE job_id = ?1 AND min_ts_us IS NOT NULL)",
       {job_id});
 }
 

@@ -45,8 +45,11 @@ void print_findings_summary(const ingest::Report& r) {
   auto job = db->scalar_int("SELECT job_id FROM jobs WHERE name = ?", {r.job});
   if (!job) return;
   std::cout << "events by kind:\n";
+  // Progress lines are stored as lines, not events rows; their groups know how many.
   auto kinds = db->prepare(
-      "SELECT kind, count(*) FROM events WHERE job_id = ? GROUP BY kind ORDER BY count(*) DESC, kind");
+      "SELECT kind, n FROM (SELECT kind, count(*) AS n FROM events WHERE job_id = ?1 GROUP BY kind"
+      " UNION ALL SELECT kind, sum(rows) FROM line_groups WHERE job_id = ?1 AND kind = 'training_progress'"
+      " GROUP BY kind) ORDER BY n DESC, kind");
   if (kinds && kinds->bind_all({*job})) {
     while (kinds->step())
       std::printf("  %-22s %s\n", kinds->column_text(0).c_str(), with_commas(kinds->column_int(1)).c_str());

@@ -144,13 +144,10 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
     return std::string(" FROM ") + typed_table + " CROSS JOIN events e USING (event_id) JOIN files f USING (file_id) ";
   };
 
-  // Each rank's host is the one most of its lines name, as ingest counted
-  // them (a database from before rank_lines, read-only, is counted here).
-  auto rank_lines = store::summary_source(db, "rank_lines", store::kCountRankLinesSql);
-  if (!rank_lines) return rank_lines.take_error();
+  // Each rank's host is the one most of its lines name, as ingest counted them.
   Status s = each_row(db,
-      "SELECT rank, host, sum(lines) AS n FROM " + *rank_lines +
-          " WHERE job_id = ?1 GROUP BY rank, host ORDER BY rank, n DESC, host", job_id,
+      "SELECT rank, host, sum(lines) AS n FROM rank_lines"
+      " WHERE job_id = ?1 GROUP BY rank, host ORDER BY rank, n DESC, host", job_id,
       [&](const store::Statement& r) {
         int rank = static_cast<int>(r.column_int(0));
         f.ranks.insert(rank);
@@ -352,6 +349,11 @@ Result<std::map<int, std::vector<Located>>> rank_tails(store::Connection& db, in
       " SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text, e.kind, e.file_id"
       "  FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.rank IN wanted"
       " UNION ALL"
+      // (Progress lines before unparsed ones: a bar and the line glued to it
+      // share a line number, and the bar came first.)
+      " SELECT f.rel_path, p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text, 'training_progress', p.file_id"
+      "  FROM training_progress p JOIN files f USING (file_id) WHERE p.job_id = ?1 AND p.rank IN wanted"
+      " UNION ALL"
       " SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed', u.file_id"
       "  FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND u.rank IN wanted),"
       " first_error AS (SELECT rank, file_id, min(line_no) AS line_no FROM lines WHERE kind IN"
@@ -389,6 +391,9 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
       " SELECT e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
       "  WHERE e.file_id = (SELECT file_id FROM file) AND e.line_no <= ?3"
       "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
+      " UNION ALL"
+      " SELECT p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text FROM training_progress p"
+      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3"
       " UNION ALL"
       " SELECT u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
       "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no <= ?3)"

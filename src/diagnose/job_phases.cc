@@ -40,8 +40,6 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
   // Progress lines are most of a big job's lines, nearly all of other
   // ranks: only the files that hold a stream of the main process's (as
   // ingest tallied them) are read for them.
-  auto streams = progress_streams(db);
-  if (!streams) return streams.take_error();
   std::vector<MarkerLine> markers;
   Status s = db.each_row(
       "SELECT f.rel_path, u.line_no, coalesce(u.rank, -1), coalesce(u.host, ''), u.ts_us, u.text"
@@ -51,13 +49,10 @@ Result<std::vector<JobPhase>> load_job_phases(store::Connection& db, int64_t job
       " UNION ALL SELECT f.rel_path, u.line_no, -1, coalesce(u.host, ''), u.ts_us, u.text"
       " FROM unparsed_lines u JOIN files f USING (file_id)"
       " WHERE u.job_id = ?1 AND u.ts_us IS NOT NULL AND u.rank IS NULL"
-      " UNION ALL SELECT f.rel_path, e.line_no, coalesce(e.rank, -1), coalesce(e.host, ''), e.ts_us, e.text"
-      " FROM events e JOIN files f USING (file_id)"
-      " WHERE e.file_id IN (SELECT file_id FROM " + *streams +
-          " WHERE job_id = ?1 AND coalesce(rank, 0) = 0)"
-      // (The unary + keeps SQLite off the kind index, which would read every
-      // rank's progress lines: those files' lines are read by file instead.)
-      " AND +e.job_id = ?1 AND +e.kind = 'training_progress' AND e.ts_us IS NOT NULL AND coalesce(e.rank, 0) = 0",
+      " UNION ALL SELECT f.rel_path, p.line_no, coalesce(p.rank, -1), coalesce(p.host, ''), p.ts_us, p.text"
+      " FROM training_progress p JOIN files f USING (file_id)"
+      " WHERE p.file_id IN (SELECT file_id FROM progress_streams WHERE job_id = ?1 AND coalesce(rank, 0) = 0)"
+      " AND p.job_id = ?1 AND p.ts_us IS NOT NULL AND coalesce(p.rank, 0) = 0",
       {job_id}, [&](const store::Statement& row) {
         std::string text = row.column_text(5);
         const rules::PhaseMarker* m = rules.match_marker(text);

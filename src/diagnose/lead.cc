@@ -234,6 +234,11 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   sql += scope == LineScope::kNccl
              ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
              : " AND " + event_kind_not_in(kNcclChatterKinds);
+  // A progress bar may carry another process's error glued to its end, where
+  // no framer split it off (`... 2.88s/it][rank5]:[E602 ...] Watchdog caught ...`).
+  if (scope == LineScope::kAll)
+    sql += " UNION ALL SELECT f.rel_path, p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text, 'training_progress'"
+           " FROM training_progress p JOIN files f USING (file_id) WHERE p.job_id = ?1";
   // A line its producer logged at level E or F (c10d's `[E212 ...]`, glog,
   // Python logging's ERROR) is an error whatever its words, even cut short.
   sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text,"

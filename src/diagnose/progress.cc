@@ -8,7 +8,7 @@
 #include <map>
 #include <tuple>
 
-#include "ncclpm/store/schema.h"
+#include "ncclpm/store/line_blocks.h"
 #include "ncclpm/util/stats.h"
 #include "ncclpm/util/text.h"
 
@@ -37,24 +37,23 @@ std::vector<const ProgressBar*> busiest_label(const std::vector<ProgressBar>& ba
 
 }  // namespace
 
-Result<std::string> progress_streams(store::Connection& db) {
-  return store::summary_source(db, "progress_streams", store::kCountProgressStreamsSql);
-}
-
 Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id) {
-  auto streams = progress_streams(db);
-  if (!streams) return streams.take_error();
+  // Ingest kept each stream's last bar: per rank and label, the latest of
+  // its streams' (a rank's bar may be in its stdout and a restart's file).
   std::string sql =
-      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, coalesce(p.label, ''),"
-      " p.step, p.total, coalesce(p.seconds_per_step, -1)"
-      " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)"
-      " WHERE e.event_id IN (SELECT max(last_bar_event_id) FROM " + *streams +
-      "   WHERE job_id = ?1 AND rank IS NOT NULL GROUP BY rank, label)"
-      " ORDER BY e.rank";
+      "WITH last AS (SELECT s.*, row_number() OVER (PARTITION BY s.rank, s.label"
+      "   ORDER BY s.last_bar_group_id DESC, s.last_bar_line DESC) AS n"
+      "   FROM progress_streams s WHERE s.job_id = ?1 AND s.rank IS NOT NULL AND s.last_bar_group_id IS NOT NULL)"
+      " SELECT f.rel_path, s.last_bar_line, r.rank, r.host, 0, s.last_bar_text, s.label,"
+      " s.last_bar_step, s.last_bar_total, coalesce(s.last_bar_seconds_per_step, -1),"
+      " coalesce(s.last_bar_ts_us, 0), coalesce(r.ts_year, 0), r.ts_shift_us"
+      " FROM last s JOIN line_groups r ON r.group_id = s.last_bar_group_id JOIN files f ON f.file_id = s.file_id"
+      " WHERE s.n = 1 ORDER BY r.rank";
   std::vector<ProgressBar> out;
   Status read = db.each_row(sql, {job_id}, [&](const store::Statement& row) {
     ProgressBar b;
     b.at = read_located(row);
+    b.at.ts_us = store::stored_time(row.column_int(10), row.column_int(11), row.column_int(12));
     b.label = row.column_text(6);
     b.step = row.column_int(7);
     b.total = row.column_int(8);
@@ -150,9 +149,7 @@ Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t j
   // One stream per rank, loop and source; the longest says most (ties: the
   // lowest rank, then label and source). Counted first, then only that
   // stream's lines are read: on an app-heavy job every rank prints a timed
-  // line per step, millions of rows, and one stream is all the trend needs.
-  auto streams = progress_streams(db);
-  if (!streams) return streams.take_error();
+  // line per step, millions of lines, and one stream is all the trend needs.
   const std::string timed =
       " WHERE p.job_id = ?1 AND p.seconds_per_step > 0 AND coalesce(p.unit, 'it') = 'it'";
   auto loop_of = [](const std::string& t) {
@@ -160,7 +157,7 @@ Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t j
   };
   const std::string loop = loop_of("p");
   auto longest = db.prepare("SELECT coalesce(rank, -1) AS r, " + loop_of("s") + " AS l, s.source, sum(timed_lines) AS n"
-                            " FROM " + *streams + " s WHERE job_id = ?1 AND timed_lines > 0"
+                            " FROM progress_streams s WHERE job_id = ?1 AND timed_lines > 0"
                             " GROUP BY r, l, s.source ORDER BY n DESC, r, l, s.source LIMIT 1");
   if (!longest) return longest.take_error();
   if (Status s = longest->bind_all({job_id}); !s) return s.take_error();
@@ -171,14 +168,15 @@ Result<std::vector<TimedStep>> load_timed_steps(store::Connection& db, int64_t j
   }
   int64_t rank = longest->column_int(0);
   std::string label = longest->column_text(1), source = longest->column_text(2);
-  std::string sql = "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, " + loop +
+  std::string sql = "SELECT f.rel_path, p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text, " + loop +
                     ", coalesce(p.step, -1), p.seconds_per_step"
-                    " FROM training_progress p JOIN events e USING (event_id) JOIN files f USING (file_id)" + timed +
-                    " AND coalesce(e.rank, -1) = ?2 AND " + loop + " = ?3 AND p.source = ?4"
-                    // Only the files that stream is in, through the events' (file_id, line_no) index.
-                    " AND e.file_id IN (SELECT file_id FROM " + *streams + " s WHERE job_id = ?1 AND timed_lines > 0"
+                    " FROM training_progress p JOIN files f USING (file_id)" + timed +
+                    " AND coalesce(p.rank, -1) = ?2 AND " + loop + " = ?3 AND p.source = ?4"
+                    // Only the files that stream is in: the table reads those files' blocks only.
+                    " AND p.file_id IN (SELECT file_id FROM progress_streams s WHERE job_id = ?1 AND timed_lines > 0"
                     "   AND coalesce(rank, -1) = ?2 AND " + loop_of("s") + " = ?3 AND s.source = ?4)"
-                    " ORDER BY e.event_id";
+                    // In the order the lines were stored.
+                    " ORDER BY p.rowid";
   std::vector<TimedStep> steps;
   Status read = db.each_row(sql, {job_id, rank, label, source}, [&](const store::Statement& row) {
     TimedStep t;

@@ -13,10 +13,6 @@
 
 namespace ncclpm::diagnose {
 
-/// The progress streams ingest tallied: "progress_streams", or, in a database
-/// written before it did and opened read-only, the same counted, as a subquery.
-Result<std::string> progress_streams(store::Connection& db);
-
 /// Each rank's last bar per label, of bars that count steps ("it"), not
 /// examples (a dataset's map), with the rank known.
 Result<std::vector<ProgressBar>> load_last_bars(store::Connection& db, int64_t job_id);

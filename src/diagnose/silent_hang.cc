@@ -78,14 +78,22 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
       "SELECT end_line, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM events"
       " WHERE file_id = ?1 AND line_no < ?2 ORDER BY line_no DESC LIMIT 1");
   if (!last_event) return last_event.take_error();
-  auto last_unparsed = db.prepare(
-      "SELECT line_no, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM unparsed_lines"
-      " WHERE file_id = ?1 AND line_no < ?2 ORDER BY line_no DESC LIMIT 1");
+  // The stored lines' last one is in or after the last group that begins
+  // before: the bound keeps the table from decoding the file's other blocks.
+  auto last_stored = [&](const char* table, const char* kind) {
+    return db.prepare(std::string("SELECT line_no, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text"
+                                  " FROM ") + table + " WHERE file_id = ?1 AND line_no < ?2 AND line_no >= ("
+                      "SELECT coalesce(max(first_line), 0) FROM line_groups WHERE file_id = ?1 AND kind = '" + kind +
+                      "' AND first_line < ?2) ORDER BY line_no DESC LIMIT 1");
+  };
+  auto last_unparsed = last_stored("unparsed_lines", "unparsed");
   if (!last_unparsed) return last_unparsed.take_error();
+  auto last_progress = last_stored("training_progress", "training_progress");
+  if (!last_progress) return last_progress.take_error();
   auto last_line = [&](int64_t file_id, const std::string& rel_path,
                        int64_t before) -> Result<std::optional<Evidence>> {
     std::optional<Evidence> last;
-    for (store::Statement* stmt : {&*last_event, &*last_unparsed}) {
+    for (store::Statement* stmt : {&*last_event, &*last_unparsed, &*last_progress}) {
       stmt->reset();
       if (Status b = stmt->bind_all({file_id, before}); !b) return b.take_error();
       std::optional<Error> err;

@@ -12,7 +12,7 @@ size_t Batch::approx_bytes() const {
   for (const auto& e : rows.events) bytes += e.text.capacity() + e.host.capacity();
   for (const auto& u : rows.unparsed) bytes += u.text.capacity() + u.host.capacity();
   for (const auto& b : collectives.blocks) bytes += b.data.capacity();
-  for (const auto& b : lines.blocks) bytes += b.data.capacity() + b.runs.size() * sizeof(store::LineRun);
+  for (const auto& b : lines.blocks) bytes += b.data.capacity() + b.groups.size() * sizeof(store::LineGroup);
   return bytes;
 }
 namespace {

@@ -18,7 +18,8 @@ struct Batch {
   int64_t file_id = 0;
   recognize::Rows rows;                    ///< events and unparsed lines (COLL calls are encoded below)
   store::EncodedCollectives collectives;   ///< the COLL calls, encoded by the parsing thread
-  store::EncodedLines lines;               ///< the unparsed lines of text files, encoded by it too
+  store::EncodedLines lines;               ///< unparsed and progress lines of text files, encoded by it too
+  std::vector<store::ProgressStream> progress_streams;  ///< the file's, on its final batch
   std::vector<recognize::FlightRecorderEntry> fr_entries;
   std::vector<recognize::FlightRecorderPgStatus> fr_status;
   bool final = false;

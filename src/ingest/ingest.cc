@@ -162,6 +162,7 @@ Result<Report> run(const Options& opt) {
     Status s = w.write_rows(batch.file_id, batch.rows);
     if (s && !batch.collectives.empty()) s = w.write_collectives(batch.file_id, batch.collectives);
     if (s && !batch.lines.empty()) s = w.write_lines(batch.file_id, batch.lines);
+    if (s && !batch.progress_streams.empty()) s = w.write_progress_streams(batch.file_id, batch.progress_streams);
     if (s && (!batch.fr_entries.empty() || !batch.fr_status.empty()))
       s = w.write_flight_recorder(batch.file_id, batch.fr_entries, batch.fr_status);
     report.events += batch.events;

@@ -101,12 +101,12 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   // the writer then stores a few blobs instead of a row per line.
   store::CollectiveEncoder collectives;
   recognizer.set_collective_sink([&](const recognize::CollectiveLine& c) { collectives.add(c); });
-  // So are the lines no parser typed, into compressed blocks.
-  store::LineEncoder lines;
+  // So are the lines no parser typed and the progress lines, into
+  // compressed blocks, with the progress streams tallied.
+  store::LineSink lines;
   auto drain = [&](bool final) {
     recognizer.drain(batch.rows, final);
-    for (const recognize::UnparsedLine& u : batch.rows.unparsed) lines.add(u);
-    batch.rows.unparsed.clear();
+    lines.add(batch.rows);
   };
   auto pending = [&] {
     return batch.rows.size() + static_cast<size_t>(collectives.pending_rows() + lines.pending_rows());
@@ -115,8 +115,11 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
     drain(final);
     batch.events = static_cast<int64_t>(batch.rows.events.size());
     batch.collectives = collectives.take();
-    batch.lines = lines.take();
-    if (final) return;  // the caller emits the final batch with the outcome
+    batch.lines = lines.take_lines();
+    if (final) {
+      batch.progress_streams = lines.take_streams();
+      return;  // the caller emits the final batch with the outcome
+    }
     Batch part;
     part.file_index = batch.file_index;
     part.file_id = batch.file_id;

@@ -53,10 +53,13 @@ bool mark_earlier(const Mark& a, const Mark& b) {
 // line had no year (c10's `E0918 19:29:24`: the year is a guess).
 Status read_spans(store::Connection& db, int64_t job_id, std::map<Key, Source>& sources, bool& years_known) {
   auto stmt = db.prepare(
-      "SELECT coalesce(rank, -1), coalesce(host, ''), min(nullif(ts_us, 0)), max(ts_us), count(*),"
+      "SELECT coalesce(rank, -1), coalesce(host, ''), min(nullif(ts_us, 0)), max(last_us), sum(lines),"
       " min(CASE WHEN ts_us > 0 THEN coalesce(ts_has_year, 0) END) FROM ("
-      " SELECT rank, host, ts_us, ts_has_year FROM events WHERE job_id = ?1"
-      " UNION ALL SELECT rank, host, ts_us, ts_has_year FROM unparsed_lines WHERE job_id = ?1) GROUP BY 1, 2");
+      " SELECT rank, host, ts_us, ts_us AS last_us, 1 AS lines, ts_has_year FROM events WHERE job_id = ?1"
+      // The stored lines' groups know their lines' span: none is decoded.
+      " UNION ALL SELECT rank, host, ncclpm_stored_time(min_ts_us, ts_year, ts_shift_us),"
+      "  ncclpm_stored_time(max_ts_us, ts_year, ts_shift_us), rows, ts_has_year FROM line_groups WHERE job_id = ?1)"
+      " GROUP BY 1, 2");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id}); !s) return s;
   std::optional<Error> err;

@@ -108,7 +108,7 @@ SELECT )SQL" + short_host_sql("e.host") + R"SQL(, 'init ' || c.comm_id, e.ts_us
 
 // Shifts the times of the corrected hosts by `sign` x their offset: -1 puts
 // them on the reference clock, +1 puts them back as printed. One pass per
-// table, the offset looked up by key. The unparsed lines' runs keep the shift,
+// table, the offset looked up by key. The stored lines' groups keep the shift,
 // which their lines' times take when read.
 Status shift_times(Connection& db, int64_t job_id, int sign, int64_t before_file) {
   struct Shifted {
@@ -116,7 +116,7 @@ Status shift_times(Connection& db, int64_t job_id, int sign, int64_t before_file
     const char* time;   // what is shifted
     const char* timed;  // NULL when no line has a time
   };
-  for (Shifted t : {Shifted{"events", "ts_us", "ts_us"}, Shifted{"line_runs", "ts_shift_us", "min_ts_us"}}) {
+  for (Shifted t : {Shifted{"events", "ts_us", "ts_us"}, Shifted{"line_groups", "ts_shift_us", "min_ts_us"}}) {
     std::string clock = short_host_sql(std::string(t.table) + ".host");
     std::string sql = std::string("UPDATE ") + t.table + " SET " + t.time + " = " + t.time +
         " + ?3 * (SELECT offset_us FROM clock_offsets o WHERE o.job_id = ?1 AND o.host = " + clock + ")"
@@ -142,9 +142,12 @@ Status IngestWriter::correct_clocks() {
   while (read->step(&error)) samples.push_back({read->column_text(0), read->column_text(1), read->column_int(2)});
   if (error) return std::move(*error);
 
-  auto rank0 = db_.prepare("SELECT " + short_host_sql("host") +
-                           " AS clock FROM events WHERE job_id = ?1 AND rank = 0 AND host IS NOT NULL"
-                           " GROUP BY clock ORDER BY count(*) DESC, clock LIMIT 1");
+  // Rank 0's host: the one most of its events and progress lines name.
+  auto rank0 = db_.prepare("SELECT clock FROM (SELECT " + short_host_sql("host") + " AS clock, 1 AS n FROM events"
+                           " WHERE job_id = ?1 AND rank = 0 AND host IS NOT NULL"
+                           " UNION ALL SELECT " + short_host_sql("host") + ", rows FROM line_groups"
+                           " WHERE job_id = ?1 AND kind = 'training_progress' AND rank = 0 AND host IS NOT NULL)"
+                           " GROUP BY clock ORDER BY sum(n) DESC, clock LIMIT 1");
   if (!rank0) return rank0.take_error();
   if (Status s = rank0->bind_all({job_id_}); !s) return s;
   std::string reference = rank0->step(&error) ? rank0->column_text(0) : std::string();

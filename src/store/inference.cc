@@ -23,17 +23,17 @@ Status IngestWriter::post_process() {
       " + ts_us % 1000000, ts_us)"
       " WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0 AND ts_us IS NOT NULL");
   if (!fix_events) return fix_events.take_error();
-  // The unparsed lines' runs are told the year; their lines take it when read.
-  auto fix_runs = db_.prepare(
-      "UPDATE line_runs SET ts_has_year = 2, ts_year = ?1 WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0");
-  if (!fix_runs) return fix_runs.take_error();
+  // The stored lines' groups are told the year; their lines take it when read.
+  auto fix_groups = db_.prepare(
+      "UPDATE line_groups SET ts_has_year = 2, ts_year = ?1 WHERE job_id = ?2 AND file_id >= ?3 AND ts_has_year = 0");
+  if (!fix_groups) return fix_groups.take_error();
   auto year_of_job = db_.scalar_int(
       "SELECT coalesce(CAST(strftime('%Y', min(ts_us) / 1000000, 'unixepoch') AS INTEGER), 0)"
       " FROM (SELECT ts_us FROM events WHERE job_id = ?1 AND ts_has_year = 1"
-      " UNION ALL SELECT min_ts_us + ts_shift_us FROM line_runs WHERE job_id = ?1 AND ts_has_year = 1)", {job_id_});
+      " UNION ALL SELECT min_ts_us + ts_shift_us FROM line_groups WHERE job_id = ?1 AND ts_has_year = 1)", {job_id_});
   if (!year_of_job) return year_of_job.take_error();
   if (*year_of_job > 0) {
-    for (Statement* fix : {&*fix_events, &*fix_runs})
+    for (Statement* fix : {&*fix_events, &*fix_groups})
       if (Status s = fix->run({*year_of_job, job_id_, first_new_file_id_}); !s) return s;
     auto ref = db_.prepare("UPDATE jobs SET ref_year = ? WHERE job_id = ?");
     if (!ref) return ref.take_error();
@@ -58,7 +58,7 @@ UPDATE events SET rank = pg_rank
 CREATE TEMP TABLE process_ranks AS
   SELECT host, pid, min(rank) AS rank FROM (
     SELECT host, pid, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL
-    UNION ALL SELECT host, pid, rank FROM line_runs WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
+    UNION ALL SELECT host, pid, rank FROM line_groups WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL AND pid IS NOT NULL)
   GROUP BY host, pid HAVING count(DISTINCT rank) = 1;
 -- Indexed before the INSERT below looks it up once per process.
 CREATE INDEX temp.process_ranks_key ON process_ranks (pid, host);
@@ -69,7 +69,7 @@ INSERT INTO process_ranks
   WHERE NOT EXISTS (SELECT 1 FROM process_ranks p WHERE p.pid = w.pid AND p.host IS w.host);
 UPDATE events SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = events.pid AND p.host IS events.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
-UPDATE line_runs SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = line_runs.pid AND p.host IS line_runs.host)
+UPDATE line_groups SET rank = (SELECT rank FROM process_ranks p WHERE p.pid = line_groups.pid AND p.host IS line_groups.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND pid IS NOT NULL;
 DROP TABLE process_ranks;
 -- A merged console tags lines with the launcher's local rank ("hgx-001:
@@ -83,12 +83,12 @@ INSERT INTO console_files SELECT file_id FROM files WHERE job_id = ?1 AND file_i
 CREATE TEMP TABLE local_ranks AS
   SELECT file_id, host, local_rank, min(rank) AS rank FROM (
     SELECT file_id, host, local_rank, rank FROM events WHERE job_id = ?1 AND file_id IN console_files AND rank IS NOT NULL AND local_rank IS NOT NULL
-    UNION ALL SELECT file_id, host, local_rank, rank FROM line_runs WHERE job_id = ?1 AND file_id IN console_files AND rank IS NOT NULL AND local_rank IS NOT NULL)
+    UNION ALL SELECT file_id, host, local_rank, rank FROM line_groups WHERE job_id = ?1 AND file_id IN console_files AND rank IS NOT NULL AND local_rank IS NOT NULL)
   GROUP BY file_id, host, local_rank HAVING count(DISTINCT rank) = 1;
 CREATE INDEX temp.local_ranks_key ON local_ranks (file_id, local_rank, host);
 UPDATE events SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = events.file_id AND l.local_rank = events.local_rank AND l.host IS events.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND local_rank IS NOT NULL;
-UPDATE line_runs SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = line_runs.file_id AND l.local_rank = line_runs.local_rank AND l.host IS line_runs.host)
+UPDATE line_groups SET rank = (SELECT rank FROM local_ranks l WHERE l.file_id = line_groups.file_id AND l.local_rank = line_groups.local_rank AND l.host IS line_groups.host)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL AND local_rank IS NOT NULL;
 DROP TABLE local_ranks;
 DROP TABLE console_files;
@@ -99,7 +99,7 @@ CREATE TEMP TABLE file_ranks (file_id INTEGER PRIMARY KEY, rank INTEGER);
 INSERT INTO file_ranks
   SELECT file_id, min(rank) FROM (
     SELECT file_id, rank FROM events WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL
-    UNION ALL SELECT file_id, rank FROM line_runs WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL)
+    UNION ALL SELECT file_id, rank FROM line_groups WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NOT NULL)
   GROUP BY file_id HAVING count(DISTINCT rank) = 1;
 UPDATE files SET hint_rank = (SELECT rank FROM file_ranks r WHERE r.file_id = files.file_id)
   WHERE job_id = ?1 AND file_id >= ?2 AND hint_rank IS NULL AND hint_local_rank IS NOT NULL;
@@ -116,7 +116,7 @@ UPDATE files SET hint_rank = (SELECT w.rank FROM worker_dirs w WHERE w.dir = rtr
 DROP TABLE worker_dirs;
 UPDATE events SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = events.file_id)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
-UPDATE line_runs SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = line_runs.file_id)
+UPDATE line_groups SET rank = (SELECT hint_rank FROM files f WHERE f.file_id = line_groups.file_id)
   WHERE job_id = ?1 AND file_id >= ?2 AND rank IS NULL;
 )SQL";
 
@@ -132,7 +132,7 @@ static std::string rank_hosts_sql() {
 CREATE TEMP TABLE ranked_lines AS
   SELECT rank, host, file_id >= ?2 AS new, sum(lines) AS n FROM (
     SELECT rank, host, file_id, 1 AS lines FROM events WHERE job_id = ?1 AND rank IS NOT NULL
-    UNION ALL SELECT rank, host, file_id, rows FROM line_runs WHERE job_id = ?1 AND rank IS NOT NULL)
+    UNION ALL SELECT rank, host, file_id, rows FROM line_groups WHERE job_id = ?1 AND rank IS NOT NULL)
   GROUP BY rank, host, new;
 CREATE TEMP TABLE rank_hosts (rank INTEGER PRIMARY KEY, host TEXT);
 INSERT INTO rank_hosts
@@ -144,7 +144,7 @@ INSERT INTO rank_hosts
   WHERE shorts = 1;
 UPDATE events SET host = (SELECT host FROM rank_hosts h WHERE h.rank = events.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
-UPDATE line_runs SET host = (SELECT host FROM rank_hosts h WHERE h.rank = line_runs.rank)
+UPDATE line_groups SET host = (SELECT host FROM rank_hosts h WHERE h.rank = line_groups.rank)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IN (SELECT rank FROM rank_hosts);
 -- The same two updates, on the counts: ranks and hosts change no more after
 -- this, so rank_lines is what counting the stored lines would give.
@@ -167,12 +167,12 @@ CREATE TEMP TABLE job_hosts AS
   SELECT host, )SQL" + short_host_sql("host") + R"SQL( AS short FROM (
     SELECT DISTINCT host FROM (
       SELECT host FROM events WHERE job_id = ?1 AND host IS NOT NULL
-      UNION ALL SELECT host FROM line_runs WHERE job_id = ?1 AND host IS NOT NULL)
+      UNION ALL SELECT host FROM line_groups WHERE job_id = ?1 AND host IS NOT NULL)
     WHERE NOT EXISTS (SELECT 1 FROM multi_node) LIMIT 8);
 CREATE TEMP TABLE job_host AS SELECT max(host) AS host FROM job_hosts HAVING count(DISTINCT short) = 1;
 UPDATE events SET host = (SELECT host FROM job_host)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IS NULL AND EXISTS (SELECT 1 FROM job_host);
-UPDATE line_runs SET host = (SELECT host FROM job_host)
+UPDATE line_groups SET host = (SELECT host FROM job_host)
   WHERE job_id = ?1 AND file_id >= ?2 AND host IS NULL AND rank IS NULL AND EXISTS (SELECT 1 FROM job_host);
 DROP TABLE job_host;
 DROP TABLE job_hosts;
@@ -208,9 +208,9 @@ DROP TABLE unranked_exits;
 )SQL";
 
 // The lines of a progress stream share everything a rank is inferred from:
-// the stream's rank is any of its lines'.
+// the stream's rank is its sample line's group's.
 static const char* kProgressStreamRanks = R"SQL(
-UPDATE progress_streams SET rank = (SELECT rank FROM events e WHERE e.event_id = progress_streams.sample_event_id)
+UPDATE progress_streams SET rank = (SELECT rank FROM line_groups r WHERE r.group_id = progress_streams.sample_group_id)
   WHERE job_id = ?1 AND file_id >= ?2;
 )SQL";
 

@@ -57,7 +57,8 @@ void remove_stale_temporaries(const fs::path& db_path) {
 
 struct IngestWriter::Statements {
   Statement file, event, version, env, comm, warn, trace, work, status, desync, mismatch,
-      traceback, exit, signal, progress, timers, collective, line_block, line_run, fr_entry, fr_status, finish;
+      traceback, exit, signal, timers, collective, line_block, line_group, progress_stream, fr_entry, fr_status,
+      finish;
 };
 
 Result<std::unique_ptr<IngestWriter>> IngestWriter::begin(const fs::path& db_path,
@@ -154,16 +155,20 @@ Status IngestWriter::prepare_statements() {
       {&st_->traceback, "INSERT INTO tracebacks VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->exit, "INSERT INTO process_exits VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->signal, "INSERT INTO signals_sent VALUES(?,?,?,?)"},
-      {&st_->progress, "INSERT INTO training_progress VALUES(?,?,?,?,?,?,?,?,?,?)"},
       {&st_->timers, "INSERT INTO rank_timer_values VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->collective,
        "INSERT INTO collective_blocks(job_id, file_id, first_line, last_line, rows, rank_min, rank_max, data)"
        " VALUES(?,?,?,?,?,?,?,?)"},
       {&st_->line_block,
        "INSERT INTO line_blocks(job_id, file_id, first_line, last_line, rows, data) VALUES(?,?,?,?,?,?)"},
-      {&st_->line_run,
-       "INSERT INTO line_runs(job_id, file_id, block_id, first_row, rows, first_line, last_line, host, pid, rank,"
-       " local_rank, producer, severity, ts_has_year, min_ts_us) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->line_group,
+       "INSERT INTO line_groups(job_id, file_id, block_id, group_no, rows, first_line, last_line, kind, host, pid,"
+       " rank, local_rank, producer, severity, ts_has_year, min_ts_us, max_ts_us)"
+       " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+      {&st_->progress_stream,
+       "INSERT INTO progress_streams(job_id, file_id, rank, source, label, timed_lines, sample_group_id,"
+       " last_bar_group_id, last_bar_line, last_bar_ts_us, last_bar_text, last_bar_step, last_bar_total,"
+       " last_bar_seconds_per_step) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_entry,
        "INSERT INTO flight_recorder_entries VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
       {&st_->fr_status, "INSERT INTO flight_recorder_pg_status VALUES(?,?,?,?,?,?,?)"},
@@ -203,7 +208,7 @@ Status IngestWriter::forget_file(int64_t file_id) {
     if (!del) return del.take_error();
     if (Status s = del->run({file_id}); !s) return s;
   }
-  for (const char* t : {"events", "line_runs", "line_blocks", "collective_blocks", "flight_recorder_entries",
+  for (const char* t : {"events", "line_groups", "line_blocks", "collective_blocks", "flight_recorder_entries",
                         "flight_recorder_pg_status", "progress_streams", "files"}) {
     auto del = db_.prepare(std::string("DELETE FROM ") + t + " WHERE file_id = ?");
     if (!del) return del.take_error();
@@ -296,12 +301,6 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
                                 int64_t{d.root_cause_block}});
         } else if constexpr (std::is_same_v<T, SignalSent>) {
           return st_->signal.run({id, job_id_, opt_int(d.pid), d.signal});
-        } else if constexpr (std::is_same_v<T, TrainingProgress>) {
-          tally_progress(file_id, e, d, id);
-          auto opt_real = [](double v) { return v < 0 ? Value() : Value(v); };
-          return st_->progress.run({id, job_id_, d.source, text(d.label), text(d.unit), opt_int(d.step),
-                                    opt_int(d.total), opt_real(d.seconds_per_step), opt_real(d.epoch),
-                                    opt_real(d.loss)});
         } else if constexpr (std::is_same_v<T, RankTimers>) {
           auto opt_real = [](double v) { return v < 0 ? Value() : Value(v); };
           for (const RankTimerValue& v : d.values) {
@@ -318,6 +317,17 @@ Status IngestWriter::write_event(int64_t file_id, const Event& e) {
 }
 
 Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
+  // Text files arrive with these lines encoded by their parsing thread;
+  // anything else is encoded here.
+  bool progress = std::any_of(rows.events.begin(), rows.events.end(),
+                              [](const Event& e) { return e.kind == EventKind::kTrainingProgress; });
+  if (progress || !rows.unparsed.empty()) {
+    LineSink sink;
+    sink.add(rows);
+    std::vector<ProgressStream> streams = sink.take_streams();
+    if (Status s = write_lines(file_id, sink.take_lines()); !s) return s;
+    if (Status s = write_progress_streams(file_id, streams); !s) return s;
+  }
   for (const Event& e : rows.events)
     if (Status s = write_event(file_id, e); !s) return s;
   if (!rows.collectives.empty()) {
@@ -325,11 +335,6 @@ Status IngestWriter::write_rows(int64_t file_id, recognize::Rows& rows) {
     CollectiveEncoder encoder;
     for (const auto& c : rows.collectives) encoder.add(c);
     if (Status s = write_collectives(file_id, encoder.take()); !s) return s;
-  }
-  if (!rows.unparsed.empty()) {
-    LineEncoder encoder;
-    for (const auto& u : rows.unparsed) encoder.add(u);
-    if (Status s = write_lines(file_id, encoder.take()); !s) return s;
   }
   rows.events.clear();
   rows.collectives.clear();
@@ -361,9 +366,10 @@ Status IngestWriter::write_collectives(int64_t file_id, const EncodedCollectives
   return Ok{};
 }
 
-// A block, then its runs, which name it.
+// A block, then its groups, which name it.
 Status IngestWriter::write_lines(int64_t file_id, const EncodedLines& lines) {
   sqlite3_stmt* st = st_->line_block.raw();
+  std::vector<int64_t>& first_groups = first_group_of_block_[file_id];
   for (const LineBlock& b : lines.blocks) {
     sqlite3_bind_int64(st, 1, job_id_);
     sqlite3_bind_int64(st, 2, file_id);
@@ -375,15 +381,42 @@ Status IngestWriter::write_lines(int64_t file_id, const EncodedLines& lines) {
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return Error::at(db_.path(), "write failed: " + sqlite_message(db_.raw()));
     int64_t block_id = db_.last_insert_id();
-    for (const LineRun& r : b.runs) {
-      Status s = st_->line_run.run(
-          {job_id_, file_id, block_id, r.first_row, r.rows, r.first_line, r.last_line, text(r.host), opt_int(r.pid),
-           opt_int(r.rank), opt_int(r.local_rank), r.producer,
-           r.severity != 0 ? Value(std::string(1, r.severity)) : Value(),
-           r.ts_has_year >= 0 ? Value(int64_t{r.ts_has_year}) : Value(),
-           r.min_ts_us != 0 ? Value(r.min_ts_us) : Value()});
+    for (size_t i = 0; i < b.groups.size(); ++i) {
+      const LineGroup& g = b.groups[i];
+      Status s = st_->line_group.run(
+          {job_id_, file_id, block_id, static_cast<int64_t>(i), g.rows, g.first_line, g.last_line,
+           std::string(line_kind_name(g.kind)), text(g.host), opt_int(g.pid), opt_int(g.rank),
+           opt_int(g.local_rank), g.producer, g.severity != 0 ? Value(std::string(1, g.severity)) : Value(),
+           g.ts_has_year >= 0 ? Value(int64_t{g.ts_has_year}) : Value(),
+           g.min_ts_us != 0 ? Value(g.min_ts_us) : Value(), g.max_ts_us != 0 ? Value(g.max_ts_us) : Value()});
       if (!s) return s;
+      // A block's groups get consecutive ids: its first is all it takes to
+      // find any of them (write_progress_streams).
+      if (i == 0) {
+        if (first_groups.size() <= static_cast<size_t>(b.seq)) first_groups.resize(static_cast<size_t>(b.seq) + 1, 0);
+        first_groups[static_cast<size_t>(b.seq)] = db_.last_insert_id();
+      }
     }
+  }
+  return Ok{};
+}
+
+Status IngestWriter::write_progress_streams(int64_t file_id, const std::vector<ProgressStream>& streams) {
+  const std::vector<int64_t>& first_groups = first_group_of_block_[file_id];
+  auto group_id = [&](const LineRef& ref) -> Value {
+    if (!ref.valid() || static_cast<size_t>(ref.block_seq) >= first_groups.size()) return Value();
+    return first_groups[static_cast<size_t>(ref.block_seq)] + ref.group;
+  };
+  for (const ProgressStream& p : streams) {
+    bool bar = p.last_bar.valid();
+    auto opt_real = [](double v) { return v < 0 ? Value() : Value(v); };
+    Status s = st_->progress_stream.run(
+        {job_id_, file_id, opt_int(p.rank), text(p.source), p.label.empty() ? Value(std::string()) : text(p.label),
+         p.timed_lines, group_id(p.sample), group_id(p.last_bar), bar ? Value(p.last_bar_line) : Value(),
+         bar && p.last_bar_ts_us != 0 ? Value(p.last_bar_ts_us) : Value(), bar ? text(p.last_bar_text) : Value(),
+         bar ? opt_int(p.last_bar_step) : Value(), bar ? opt_int(p.last_bar_total) : Value(),
+         bar ? opt_real(p.last_bar_seconds_per_step) : Value()});
+    if (!s) return s;
   }
   return Ok{};
 }
@@ -396,38 +429,6 @@ Status IngestWriter::write_collective_summary() {
                          static_cast<int64_t>(v.max_op_count)});
     if (!s) return s;
   }
-  return Ok{};
-}
-
-// The same tests diagnose's queries made of the stored rows (a unit not
-// said counts steps; a step time, step or total not said is stored NULL).
-void IngestWriter::tally_progress(int64_t file_id, const Event& e, const recognize::TrainingProgress& p,
-                                  int64_t event_id) {
-  // A file's progress lines mostly come from one stream in a row: the last
-  // stream's tally is reused while the line is of it, and the map is
-  // searched (a key built) only when the stream changes.
-  auto key = std::tie(file_id, e.host, e.pid, e.local_rank, e.rank, e.pg_rank, e.pg_id, e.pg_desc, p.source, p.label);
-  if (last_progress_stream_ == progress_streams_.end() || !(last_progress_stream_->first == key))
-    last_progress_stream_ = progress_streams_.try_emplace(ProgressStreamKey(key)).first;
-  ProgressTally& t = last_progress_stream_->second;
-  bool counts_steps = p.unit.empty() || p.unit == "it";
-  if (counts_steps && p.seconds_per_step > 0) ++t.timed_lines;
-  if (counts_steps && p.source == "tqdm" && p.step >= 0 && p.total > 0) t.last_bar_event_id = event_id;
-  t.sample_event_id = event_id;
-}
-
-Status IngestWriter::write_progress_streams() {
-  auto ins = db_.prepare("INSERT INTO progress_streams VALUES(?,?,?,?,?,?,?,?)");
-  if (!ins) return ins.take_error();
-  for (const auto& [k, t] : progress_streams_) {
-    const std::string& label = std::get<9>(k);
-    Status s = ins->run({job_id_, std::get<0>(k), opt_int(std::get<4>(k)), text(std::get<8>(k)),
-                         label.empty() ? Value(std::string()) : text(label), t.timed_lines,
-                         t.last_bar_event_id > 0 ? Value(t.last_bar_event_id) : Value(), t.sample_event_id});
-    if (!s) return s;
-  }
-  progress_streams_.clear();
-  last_progress_stream_ = progress_streams_.end();
   return Ok{};
 }
 
@@ -454,6 +455,7 @@ Status IngestWriter::write_flight_recorder(
 }
 
 Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
+  first_group_of_block_.erase(file_id);
   return st_->finish.run({o.status, text(o.problem), text(o.launcher), o.counts.read, o.counts.blank,
                           o.counts.recognized, o.counts.unparsed, o.counts.oversized, o.counts.bytes,
                           file_id});
@@ -461,7 +463,6 @@ Status IngestWriter::finish_file(int64_t file_id, const FileOutcome& o) {
 
 Status IngestWriter::commit(const Totals& t) {
   if (Status s = rebuild_summary_ ? rebuild_collective_summary() : write_collective_summary(); !s) return s;
-  if (Status s = write_progress_streams(); !s) return s;
   if (Status s = post_process(); !s) return s;
   auto done = db_.prepare(
       "UPDATE ingests SET finished_at=?, files_new=?, files_already=?, lines=?, bytes=?, seconds=?"

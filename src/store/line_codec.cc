@@ -1,11 +1,13 @@
 // src/store/line_codec.cc
 //
-// The block format of include/ncclpm/store/line_blocks.h: runs of shared
+// The block format of include/ncclpm/store/line_blocks.h: groups of shared
 // attribution beside a zstd-compressed body of line numbers, offsets, times
 // and texts.
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
+#include <chrono>
 #include <memory>
 
 #include "ncclpm/store/line_blocks.h"
@@ -30,40 +32,94 @@ std::string clean_text(std::string_view s) {
   return out;
 }
 
-}  // namespace
-
-bool LineEncoder::continues_run(const recognize::UnparsedLine& u) const {
-  if (block_.runs.empty()) return false;
-  const LineRun& r = block_.runs.back();
-  // A line without a time joins a run whatever the run's times say.
-  bool same_year = u.ts_us == 0 || r.ts_has_year < 0 || r.ts_has_year == int{u.ts_has_year};
-  return same_year && r.pid == u.pid && r.rank == u.rank && r.local_rank == u.local_rank &&
-         r.severity == u.severity && r.host == u.host && r.producer == u.producer;
+void put_text(std::string& out, std::string_view s) {
+  put_varint(out, s.size());
+  out += s;
 }
 
-void LineEncoder::add(const recognize::UnparsedLine& u) {
-  if (!continues_run(u)) {
-    LineRun run;
-    run.first_row = block_.rows;
-    run.first_line = u.line_no;
-    run.host = u.host;
-    run.producer = u.producer;
-    run.pid = u.pid;
-    run.rank = u.rank;
-    run.local_rank = u.local_rank;
-    run.severity = u.severity;
-    block_.runs.push_back(std::move(run));
-  }
+void put_double(std::string& out, double v) {
+  auto bits = std::bit_cast<uint64_t>(v);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
+}
+
+// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm): a date
+// past its month's end rolls into the next month, as SQLite's does.
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// `ts_us` with its year replaced.
+int64_t with_year(int64_t ts_us, int64_t year) {
+  using namespace std::chrono;
+  constexpr int64_t kDayUs = 86400LL * 1000000;
+  int64_t days = ts_us >= 0 ? ts_us / kDayUs : (ts_us - kDayUs + 1) / kDayUs;
+  year_month_day ymd{sys_days{std::chrono::days{days}}};
+  int64_t in_day = ts_us - days * kDayUs;
+  return days_from_civil(year, static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day())) * kDayUs +
+         in_day;
+}
+
+}  // namespace
+
+const char* line_kind_name(LineKind kind) {
+  return kind == LineKind::kProgress ? "training_progress" : "unparsed";
+}
+
+int64_t stored_time(int64_t printed_us, int64_t ts_year, int64_t shift_us) {
+  if (printed_us == 0) return 0;
+  return (ts_year > 0 ? with_year(printed_us, ts_year) : printed_us) + shift_us;
+}
+
+// A line without a time joins a group whatever the group's times say.
+bool LineEncoder::fits(const LineGroup& g, const recognize::UnparsedLine& u, LineKind kind) {
+  bool same_year = u.ts_us == 0 || g.ts_has_year < 0 || g.ts_has_year == int{u.ts_has_year};
+  return g.kind == kind && same_year && g.pid == u.pid && g.rank == u.rank && g.local_rank == u.local_rank &&
+         g.severity == u.severity && g.host == u.host && g.producer == u.producer;
+}
+
+size_t LineEncoder::group_of(const recognize::UnparsedLine& u, LineKind kind) {
+  // Consecutive lines are mostly of one group; a console interleaves a few.
+  if (last_group_ < block_.groups.size() && fits(block_.groups[last_group_], u, kind)) return last_group_;
+  std::string key = u.host + '\n' + u.producer + '\n' + std::to_string(u.pid) + ' ' + std::to_string(u.rank) + ' ' +
+                    std::to_string(u.local_rank) + ' ' + std::to_string(static_cast<int>(u.severity)) + ' ' +
+                    std::to_string(static_cast<int>(kind));
+  std::vector<size_t>& candidates = groups_by_key_[key];
+  for (size_t g : candidates)
+    if (fits(block_.groups[g], u, kind)) return last_group_ = g;
+  LineGroup g;
+  g.kind = kind;
+  g.first_line = u.line_no;
+  g.host = u.host;
+  g.producer = u.producer;
+  g.pid = u.pid;
+  g.rank = u.rank;
+  g.local_rank = u.local_rank;
+  g.severity = u.severity;
+  block_.groups.push_back(std::move(g));
+  candidates.push_back(block_.groups.size() - 1);
+  return last_group_ = block_.groups.size() - 1;
+}
+
+LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::TrainingProgress* progress) {
+  LineKind kind = progress != nullptr ? LineKind::kProgress : LineKind::kUnparsed;
+  size_t index = group_of(u, kind);
   // Lines arrive in file order but for a block the recognizer gave up on,
-  // released late: a run's and a block's bounds are their least and greatest.
-  LineRun& run = block_.runs.back();
-  ++run.rows;
-  run.first_line = std::min(run.first_line, u.line_no);
-  run.last_line = std::max(run.last_line, u.line_no);
+  // released late: a group's and a block's bounds are their least and greatest.
+  LineGroup& group = block_.groups[index];
+  ++group.rows;
+  group.first_line = std::min(group.first_line, u.line_no);
+  group.last_line = std::max(group.last_line, u.line_no);
   if (u.ts_us != 0) {
-    run.ts_has_year = u.ts_has_year ? 1 : 0;
-    run.min_ts_us = run.min_ts_us == 0 ? u.ts_us : std::min(run.min_ts_us, u.ts_us);
+    group.ts_has_year = u.ts_has_year ? 1 : 0;
+    group.min_ts_us = group.min_ts_us == 0 ? u.ts_us : std::min(group.min_ts_us, u.ts_us);
+    group.max_ts_us = group.max_ts_us == 0 ? u.ts_us : std::max(group.max_ts_us, u.ts_us);
   }
+  put_varint(body_, index);
   block_.first_line = block_.rows == 0 ? u.line_no : std::min(block_.first_line, u.line_no);
   block_.last_line = std::max(block_.last_line, u.line_no);
   ++block_.rows;
@@ -79,10 +135,22 @@ void LineEncoder::add(const recognize::UnparsedLine& u) {
     put_varint(body_, 0);
   }
   std::string text = clean_text(u.text);
-  put_varint(body_, text.size());
-  body_ += text;
+  put_text(body_, text);
   text_bytes_ += text.size();
+  put_varint(body_, progress != nullptr ? 1 : 0);
+  if (progress != nullptr) {
+    put_text(body_, clean_text(progress->source));
+    put_text(body_, clean_text(progress->label));
+    put_text(body_, clean_text(progress->unit));
+    put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->step, -1) + 1));
+    put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->total, -1) + 1));
+    put_double(body_, progress->seconds_per_step);
+    put_double(body_, progress->epoch);
+    put_double(body_, progress->loss);
+  }
+  LineRef ref{next_seq_, static_cast<int64_t>(index), block_.rows - 1};
   if (block_.rows >= kLineBlockRows || text_bytes_ >= kLineBlockTextBytes) close_block();
+  return ref;
 }
 
 void LineEncoder::close_block() {
@@ -100,8 +168,11 @@ void LineEncoder::close_block() {
   // Compressing into a buffer of ZSTD_compressBound cannot fail but for memory.
   if (ZSTD_isError(n)) throw std::bad_alloc();
   block_.data.resize(n);
+  block_.seq = next_seq_++;
   done_.blocks.push_back(std::move(block_));
   block_ = LineBlock{};
+  groups_by_key_.clear();
+  last_group_ = 0;
   body_.clear();
   text_bytes_ = 0;
   previous_line_ = previous_offset_ = previous_ts_ = 0;
@@ -135,24 +206,17 @@ LineBlockReader::LineBlockReader(std::string_view compressed) {
     return;
   }
   rows_ = static_cast<int64_t>(rows);
-  first_row_at_ = at_;
-}
-
-void LineBlockReader::rewind() {
-  at_ = first_row_at_;
-  read_ = 0;
-  previous_ts_ = 0;
-  last_ = BlockLine{};
 }
 
 bool LineBlockReader::next(BlockLine& out) {
   if (!error_.empty() || read_ >= rows_) return false;
-  uint64_t line = 0, offset = 0, ts = 0, length = 0;
-  if (!read_varint(body_, at_, line) || !read_varint(body_, at_, offset) || !read_varint(body_, at_, ts) ||
+  uint64_t group = 0, line = 0, offset = 0, ts = 0, length = 0;
+  if (!read_varint(body_, at_, group) || !read_varint(body_, at_, line) || !read_varint(body_, at_, offset) || !read_varint(body_, at_, ts) ||
       !read_varint(body_, at_, length) || length > body_.size() - at_) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
   }
+  last_.group = static_cast<int64_t>(group);
   last_.line_no += static_cast<int64_t>(unzigzag(line));
   last_.byte_offset += static_cast<int64_t>(unzigzag(offset));
   // A row without a time leaves the last time as the base of the next one's.
@@ -160,23 +224,126 @@ bool LineBlockReader::next(BlockLine& out) {
   last_.ts_us = (ts & 1) ? previous_ts_ : 0;
   last_.text = std::string_view(body_).substr(at_, length);
   at_ += length;
+  uint64_t detail = 0;
+  if (!read_varint(body_, at_, detail) || detail > 1 || (detail == 1 && !read_progress(last_.progress))) {
+    error_ = "row " + std::to_string(read_) + " is cut short";
+    return false;
+  }
+  last_.has_progress = detail == 1;
   ++read_;
   out = last_;
   return true;
 }
 
-bool LineBlockReader::seek(int64_t position, BlockLine& out) {
-  if (position < 0) return false;
-  // The runs of a block are read in order, so going back is rare: the rows
-  // are read again from the first.
-  if (position < read_ - 1) rewind();
-  if (read_ > 0 && position == read_ - 1) {
-    out = last_;
-    return true;
-  }
-  while (read_ <= position)
-    if (!next(out)) return false;
+bool LineBlockReader::read_text(std::string_view& out) {
+  uint64_t length = 0;
+  if (!read_varint(body_, at_, length) || length > body_.size() - at_) return false;
+  out = std::string_view(body_).substr(at_, length);
+  at_ += length;
   return true;
+}
+
+bool LineBlockReader::read_double(double& out) {
+  if (body_.size() - at_ < 8) return false;
+  uint64_t bits = 0;
+  for (int i = 0; i < 8; ++i) bits |= uint64_t{static_cast<uint8_t>(body_[at_ + i])} << (8 * i);
+  at_ += 8;
+  out = std::bit_cast<double>(bits);
+  return true;
+}
+
+bool LineBlockReader::read_progress(BlockProgress& p) {
+  uint64_t step = 0, total = 0;
+  if (!read_text(p.source) || !read_text(p.label) || !read_text(p.unit) || !read_varint(body_, at_, step) ||
+      !read_varint(body_, at_, total))
+    return false;
+  p.step = static_cast<int64_t>(step) - 1;
+  p.total = static_cast<int64_t>(total) - 1;
+  return read_double(p.seconds_per_step) && read_double(p.epoch) && read_double(p.loss);
+}
+
+namespace {
+
+// A progress event as a stored line: its attribution, with the rank its
+// default process group's prefix gives (what inference gives an event's).
+recognize::UnparsedLine as_line(const recognize::Event& e) {
+  recognize::UnparsedLine u;
+  u.line_no = e.line_no;
+  u.byte_offset = e.byte_offset;
+  u.ts_us = e.ts_us;
+  u.ts_has_year = e.ts_has_year;
+  u.host = e.host;
+  u.pid = e.pid;
+  u.rank = e.rank;
+  bool default_pg = (e.pg_id.empty() || e.pg_id == "0") && (e.pg_desc.empty() || e.pg_desc == "default_pg");
+  if (u.rank < 0 && e.pg_rank >= 0 && default_pg) u.rank = e.pg_rank;
+  u.local_rank = e.local_rank;
+  u.severity = e.severity;
+  u.text = e.text;
+  return u;
+}
+
+bool is_progress(const recognize::Event& e) { return e.kind == recognize::EventKind::kTrainingProgress; }
+
+}  // namespace
+
+void LineSink::add(recognize::Rows& rows) {
+  // Both lists are in line order: merged, the blocks keep the file's order.
+  auto& unparsed = rows.unparsed;
+  size_t u = 0;
+  for (const recognize::Event& e : rows.events) {
+    if (!is_progress(e)) continue;
+    for (; u < unparsed.size() && unparsed[u].line_no < e.line_no; ++u) encoder_.add(unparsed[u]);
+    recognize::UnparsedLine line = as_line(e);
+    const auto& p = std::get<recognize::TrainingProgress>(e.detail);
+    tally(line, p, encoder_.add(line, &p));
+  }
+  for (; u < unparsed.size(); ++u) encoder_.add(unparsed[u]);
+  unparsed.clear();
+  std::erase_if(rows.events, is_progress);
+}
+
+// The tests diagnose's queries made of the rows (a unit not said counts
+// steps; a step time, step or total not said is -1).
+void LineSink::tally(const recognize::UnparsedLine& u, const recognize::TrainingProgress& p, LineRef ref) {
+  auto same = [&](const ProgressStream& s) {
+    return s.pid == u.pid && s.rank == u.rank && s.local_rank == u.local_rank && s.host == u.host &&
+           s.source == p.source && s.label == p.label;
+  };
+  if (last_stream_ >= streams_.size() || !same(streams_[last_stream_])) {
+    auto it = std::find_if(streams_.begin(), streams_.end(), same);
+    if (it == streams_.end()) {
+      ProgressStream s;
+      s.host = u.host;
+      s.pid = u.pid;
+      s.rank = u.rank;
+      s.local_rank = u.local_rank;
+      s.source = p.source;
+      s.label = p.label;
+      it = streams_.insert(streams_.end(), std::move(s));
+    }
+    last_stream_ = static_cast<size_t>(it - streams_.begin());
+  }
+  ProgressStream& s = streams_[last_stream_];
+  bool counts_steps = p.unit.empty() || p.unit == "it";
+  if (counts_steps && p.seconds_per_step > 0) ++s.timed_lines;
+  if (counts_steps && p.source == "tqdm" && p.step >= 0 && p.total > 0) {
+    s.last_bar = ref;
+    s.last_bar_line = u.line_no;
+    s.last_bar_ts_us = u.ts_us;
+    s.last_bar_text = clean_text(u.text);
+    s.last_bar_step = p.step;
+    s.last_bar_total = p.total;
+    s.last_bar_seconds_per_step = p.seconds_per_step;
+  }
+  s.sample = ref;
+}
+
+std::vector<ProgressStream> LineSink::take_streams() {
+  std::vector<ProgressStream> out = std::move(streams_);
+  streams_.clear();
+  last_stream_ = 0;
+  return out;
 }
 
 }  // namespace ncclpm::store

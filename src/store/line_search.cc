@@ -64,7 +64,9 @@ std::string search_sql(bool by_time) {
       " AS text FROM events WHERE job_id = ?1"
       " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, " +
       with_nccl_level("producer = 'nccl'") +
-      " FROM unparsed_lines WHERE job_id = ?1) x JOIN files f USING (file_id)"
+      " FROM unparsed_lines WHERE job_id = ?1"
+      " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, text FROM training_progress WHERE job_id = ?1)"
+      " x JOIN files f USING (file_id)"
       " WHERE ncclpm_match(x.text) AND (?2 IS NULL OR x.rank = ?2)"
       " AND (?3 IS NULL OR " +
       short_host_sql("x.host") +

@@ -1,12 +1,11 @@
 // src/store/line_table.cc
 //
-// The virtual table `unparsed_lines`: one row per line no parser typed,
-// decoded on the fly from `line_runs` (the attribution) and `line_blocks` (the
-// compressed texts). Read-only. Equality constraints on the run's columns
-// (job, file, rank, host, pid, local rank, producer, severity) and bounds on
-// the line number are answered by SQL over the runs, so blocks that cannot
-// match are never decompressed.
-#include <chrono>
+// The virtual tables `unparsed_lines` and `training_progress`: one row per
+// stored line of their kind, decoded on the fly from `line_groups` (the
+// attribution) and `line_blocks` (the compressed texts). Read-only.
+// Equalities and IS NULL on a group's columns (job, file, rank, host, pid,
+// local rank, producer, severity) and bounds on the line number are answered
+// by SQL over the groups, so blocks that cannot match are never decompressed.
 #include <memory>
 #include <string>
 
@@ -17,27 +16,32 @@ namespace {
 
 enum Column : int {
   kJobId, kFileId, kLineNo, kByteOffset, kTsUs, kTsHasYear, kHost, kPid, kRank, kLocalRank,
-  kProducer, kSeverity, kText
+  kProducer, kSeverity, kText,
+  // training_progress only: the fields its parser read.
+  kSource, kLabel, kUnit, kStep, kTotal, kSecondsPerStep, kEpoch, kLoss
 };
-constexpr const char* kDeclaration =
-    "CREATE TABLE x(job_id INTEGER, file_id INTEGER, line_no INTEGER, byte_offset INTEGER, ts_us INTEGER,"
+constexpr const char* kLineColumns =
+    "job_id INTEGER, file_id INTEGER, line_no INTEGER, byte_offset INTEGER, ts_us INTEGER,"
     " ts_has_year INTEGER, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER, producer TEXT,"
-    " severity TEXT, text TEXT)";
+    " severity TEXT, text TEXT";
+constexpr const char* kProgressColumns =
+    ", source TEXT, label TEXT, unit TEXT, step INTEGER, total INTEGER, seconds_per_step REAL, epoch REAL,"
+    " loss REAL";
 
-// The columns a run holds for all its lines: an equality on one of them, or
-// a test for NULL, selects runs. Bit k of idxNum: `= ?` on kRunColumns[k];
-// bit kRunColumnCount + k: IS NULL.
-struct RunColumn {
+// The columns a group holds for all its lines: an equality on one of them,
+// or a test for NULL, selects groups. Bit k of idxNum: `= ?` on kGroupColumns[k];
+// bit kGroupColumnCount + k: IS NULL.
+struct GroupColumn {
   int column;
-  const char* name;  // in line_runs
+  const char* name;  // in line_groups
 };
-constexpr RunColumn kRunColumns[] = {
+constexpr GroupColumn kGroupColumns[] = {
     {kJobId, "job_id"}, {kFileId, "file_id"},       {kRank, "rank"},         {kHost, "host"},
     {kPid, "pid"},      {kLocalRank, "local_rank"}, {kProducer, "producer"}, {kSeverity, "severity"},
 };
-constexpr int kRunColumnCount = static_cast<int>(std::size(kRunColumns));
-// Bounds on the line number select the runs whose range can hold it.
-constexpr int kLineFromSlot = 2 * kRunColumnCount;  // line_no >= ? (or >)
+constexpr int kGroupColumnCount = static_cast<int>(std::size(kGroupColumns));
+// Bounds on the line number select the groups whose range can hold it.
+constexpr int kLineFromSlot = 2 * kGroupColumnCount;  // line_no >= ? (or >)
 constexpr int kLineToSlot = kLineFromSlot + 1;      // line_no <= ? (or <)
 constexpr int kSlots = kLineToSlot + 1;
 constexpr int kRowBits = 13;  // rowid = block_id << kRowBits | row in block
@@ -46,11 +50,12 @@ static_assert(int64_t{1} << kRowBits == kLineBlockRows);
 struct Table {
   sqlite3_vtab base{};
   sqlite3* db = nullptr;
+  LineKind kind = LineKind::kUnparsed;  // the lines it shows: CREATE VIRTUAL TABLE ... USING ncclpm_lines(KIND)
 };
 
-// The run being read: what every one of its lines says.
-struct Run {
-  int64_t job_id = 0, file_id = 0, block_id = 0, first_row = 0, rows = 0;
+// A group of the block being read: what every one of its lines says.
+struct Group {
+  int64_t job_id = 0, file_id = 0, block_id = 0, group_no = 0;
   std::string host, producer, severity;
   bool has_host = false, has_pid = false, has_rank = false, has_local_rank = false, has_severity = false;
   int64_t pid = 0, rank = 0, local_rank = 0;
@@ -61,19 +66,32 @@ struct Run {
 
 struct Cursor {
   sqlite3_vtab_cursor base{};
-  sqlite3_stmt* runs = nullptr;
-  sqlite3_stmt* block = nullptr;  // data of one block
+  sqlite3_stmt* groups = nullptr;  // the groups that match, by block
+  bool groups_done = false;
+  sqlite3_stmt* block = nullptr;   // data of one block
   bool eof = true;
-  Run run;
-  int64_t row_in_run = 0;
-  int64_t loaded_block = -1;
+  // The block being read, and its groups that match (by group number; null: not wanted).
+  int64_t block_id = -1, file_id = 0, row = -1;
+  std::vector<std::unique_ptr<Group>> wanted;
   std::unique_ptr<LineBlockReader> reader;
+  // The first group of the next block, read ahead.
+  std::unique_ptr<Group> next_group;
+  const Group* group = nullptr;  // the current line's
   BlockLine line;
   int64_t ts_us = 0;  // the line's time as stored: year given, clock corrected
 };
 
-int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char** err) {
-  int rc = sqlite3_declare_vtab(db, kDeclaration);
+int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
+  // argv: module, database, table name, then the arguments.
+  std::string kind = argc > 3 ? argv[3] : "";
+  if (kind != line_kind_name(LineKind::kUnparsed) && kind != line_kind_name(LineKind::kProgress)) {
+    *err = sqlite3_mprintf("ncclpm_lines needs the kind of line it shows (unparsed or training_progress), not '%s'",
+                           kind.c_str());
+    return SQLITE_ERROR;
+  }
+  bool progress = kind == line_kind_name(LineKind::kProgress);
+  std::string declaration = std::string("CREATE TABLE x(") + kLineColumns + (progress ? kProgressColumns : "") + ")";
+  int rc = sqlite3_declare_vtab(db, declaration.c_str());
   if (rc != SQLITE_OK) {
     *err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
     return rc;
@@ -82,6 +100,7 @@ int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, cha
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   auto* t = new Table();
   t->db = db;
+  t->kind = progress ? LineKind::kProgress : LineKind::kUnparsed;
   *out = &t->base;
   return SQLITE_OK;
 }
@@ -91,11 +110,11 @@ int disconnect(sqlite3_vtab* v) {
   return SQLITE_OK;
 }
 
-// The slot of idxNum a constraint fills, or -1 when the runs cannot answer it.
+// The slot of idxNum a constraint fills, or -1 when the groups cannot answer it.
 int slot_of(const sqlite3_index_info::sqlite3_index_constraint& c) {
   if (c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_ISNULL) {
-    for (int k = 0; k < kRunColumnCount; ++k)
-      if (kRunColumns[k].column == c.iColumn) return c.op == SQLITE_INDEX_CONSTRAINT_EQ ? k : kRunColumnCount + k;
+    for (int k = 0; k < kGroupColumnCount; ++k)
+      if (kGroupColumns[k].column == c.iColumn) return c.op == SQLITE_INDEX_CONSTRAINT_EQ ? k : kGroupColumnCount + k;
     return -1;
   }
   if (c.iColumn != kLineNo) return -1;
@@ -120,9 +139,9 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     if (chosen[k] < 0) continue;
     info->idxNum |= 1 << k;
     // IS NULL takes no value.
-    if (k < kRunColumnCount || k >= kLineFromSlot) info->aConstraintUsage[chosen[k]].argvIndex = ++argv;
-    // A run's columns hold for each of its lines; a line bound only narrows
-    // the runs, so SQLite tests each line again.
+    if (k < kGroupColumnCount || k >= kLineFromSlot) info->aConstraintUsage[chosen[k]].argvIndex = ++argv;
+    // A group's columns hold for each of its lines; a line bound only narrows
+    // the groups, so SQLite tests each line again.
     info->aConstraintUsage[chosen[k]].omit = k < kLineFromSlot;
     cost /= k == 1 ? 1000 : k == 0 ? 2 : 20;
   }
@@ -138,7 +157,7 @@ int open_cursor(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
 
 int close_cursor(sqlite3_vtab_cursor* c) {
   auto* cur = reinterpret_cast<Cursor*>(c);
-  sqlite3_finalize(cur->runs);
+  sqlite3_finalize(cur->groups);
   sqlite3_finalize(cur->block);
   delete cur;
   return SQLITE_OK;
@@ -157,95 +176,104 @@ std::string column_text(sqlite3_stmt* st, int col) {
   return s == nullptr ? std::string() : std::string(s, static_cast<size_t>(sqlite3_column_bytes(st, col)));
 }
 
-void read_run(sqlite3_stmt* st, Run& r) {
+std::unique_ptr<Group> read_group(sqlite3_stmt* st) {
   auto present = [st](int col) { return sqlite3_column_type(st, col) != SQLITE_NULL; };
-  r.job_id = sqlite3_column_int64(st, 0);
-  r.file_id = sqlite3_column_int64(st, 1);
-  r.block_id = sqlite3_column_int64(st, 2);
-  r.first_row = sqlite3_column_int64(st, 3);
-  r.rows = sqlite3_column_int64(st, 4);
-  r.has_host = present(5);
-  r.host = column_text(st, 5);
-  r.has_pid = present(6);
-  r.pid = sqlite3_column_int64(st, 6);
-  r.has_rank = present(7);
-  r.rank = sqlite3_column_int64(st, 7);
-  r.has_local_rank = present(8);
-  r.local_rank = sqlite3_column_int64(st, 8);
-  r.producer = column_text(st, 9);
-  r.has_severity = present(10);
-  r.severity = column_text(st, 10);
-  r.ts_has_year = present(11) ? sqlite3_column_int64(st, 11) : -1;
-  r.ts_year = sqlite3_column_int64(st, 12);
-  r.ts_shift_us = sqlite3_column_int64(st, 13);
+  auto g = std::make_unique<Group>();
+  g->job_id = sqlite3_column_int64(st, 0);
+  g->file_id = sqlite3_column_int64(st, 1);
+  g->block_id = sqlite3_column_int64(st, 2);
+  g->group_no = sqlite3_column_int64(st, 3);
+  g->has_host = present(4);
+  g->host = column_text(st, 4);
+  g->has_pid = present(5);
+  g->pid = sqlite3_column_int64(st, 5);
+  g->has_rank = present(6);
+  g->rank = sqlite3_column_int64(st, 6);
+  g->has_local_rank = present(7);
+  g->local_rank = sqlite3_column_int64(st, 7);
+  g->producer = column_text(st, 8);
+  g->has_severity = present(9);
+  g->severity = column_text(st, 9);
+  g->ts_has_year = present(10) ? sqlite3_column_int64(st, 10) : -1;
+  g->ts_year = sqlite3_column_int64(st, 11);
+  g->ts_shift_us = sqlite3_column_int64(st, 12);
+  return g;
 }
 
-// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm): a date
-// past its month's end rolls into the next month, as SQLite's does.
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
+std::string damaged(const Cursor* cur, const std::string& why) {
+  return "line block " + std::to_string(cur->block_id) + " of file " + std::to_string(cur->file_id) +
+         " is damaged: " + why;
 }
 
-// `ts_us` with its year replaced: a year-less time takes the job's year.
-int64_t with_year(int64_t ts_us, int64_t year) {
-  using namespace std::chrono;
-  constexpr int64_t kDayUs = 86400LL * 1000000;
-  int64_t days = ts_us >= 0 ? ts_us / kDayUs : (ts_us - kDayUs + 1) / kDayUs;
-  year_month_day ymd{sys_days{std::chrono::days{days}}};
-  int64_t in_day = ts_us - days * kDayUs;
-  return days_from_civil(year, static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day())) * kDayUs +
-         in_day;
-}
-
-// Moves to the next line, reading the next run (and block) when this run is done.
-int advance(Cursor* cur) {
+// Reads the next block that has a matching group: its groups, then its data.
+// Returns SQLITE_DONE when there is none.
+int load_next_block(Cursor* cur) {
   auto* table = reinterpret_cast<Table*>(cur->base.pVtab);
-  while (true) {
-    if (cur->reader && cur->row_in_run + 1 < cur->run.rows) {
-      ++cur->row_in_run;
-      if (!cur->reader->seek(cur->run.first_row + cur->row_in_run, cur->line)) {
-        std::string why = cur->reader->error().empty() ? "a run reaches past its block's rows" : cur->reader->error();
-        return fail(cur, SQLITE_CORRUPT, "line block " + std::to_string(cur->run.block_id) + " of file " +
-                                             std::to_string(cur->run.file_id) + " is damaged: " + why);
-      }
-      cur->ts_us = cur->line.ts_us;
-      if (cur->ts_us != 0) {
-        if (cur->run.ts_year > 0) cur->ts_us = with_year(cur->ts_us, cur->run.ts_year);
-        cur->ts_us += cur->run.ts_shift_us;
-      }
-      return SQLITE_OK;
+  if (!cur->next_group) {
+    // Stepped again after SQLITE_DONE, a statement starts over.
+    if (cur->groups_done) return SQLITE_DONE;
+    int rc = sqlite3_step(cur->groups);
+    if (rc == SQLITE_DONE) {
+      cur->groups_done = true;
+      return SQLITE_DONE;
     }
-    int rc = sqlite3_step(cur->runs);
+    if (rc != SQLITE_ROW) return fail(cur, rc, sqlite3_errmsg(table->db));
+    cur->next_group = read_group(cur->groups);
+  }
+  cur->block_id = cur->next_group->block_id;
+  cur->file_id = cur->next_group->file_id;
+  cur->wanted.clear();
+  while (cur->next_group && cur->next_group->block_id == cur->block_id) {
+    auto no = static_cast<size_t>(cur->next_group->group_no);
+    if (no >= static_cast<size_t>(kLineBlockRows)) return fail(cur, SQLITE_CORRUPT, damaged(cur, "a group number is out of range"));
+    if (cur->wanted.size() <= no) cur->wanted.resize(no + 1);
+    cur->wanted[no] = std::move(cur->next_group);
+    int rc = sqlite3_step(cur->groups);
+    if (rc == SQLITE_ROW) cur->next_group = read_group(cur->groups);
+    else if (rc == SQLITE_DONE) cur->groups_done = true;
+    else return fail(cur, rc, sqlite3_errmsg(table->db));
+  }
+  if (cur->block == nullptr) {
+    int rc = sqlite3_prepare_v2(table->db, "SELECT data FROM line_blocks WHERE block_id = ?", -1, &cur->block, nullptr);
+    if (rc != SQLITE_OK) return fail(cur, rc, sqlite3_errmsg(table->db));
+  }
+  sqlite3_reset(cur->block);
+  sqlite3_bind_int64(cur->block, 1, cur->block_id);
+  if (sqlite3_step(cur->block) != SQLITE_ROW)
+    return fail(cur, SQLITE_CORRUPT, "line block " + std::to_string(cur->block_id) + " of file " +
+                                         std::to_string(cur->file_id) + " is missing");
+  const void* data = sqlite3_column_blob(cur->block, 0);
+  auto size = static_cast<size_t>(sqlite3_column_bytes(cur->block, 0));
+  // The reader decompresses into a buffer of its own: the blob may go.
+  cur->reader = std::make_unique<LineBlockReader>(
+      std::string_view(static_cast<const char*>(data), data == nullptr ? 0 : size));
+  cur->row = -1;
+  if (!cur->reader->error().empty()) return fail(cur, SQLITE_CORRUPT, damaged(cur, cur->reader->error()));
+  return SQLITE_OK;
+}
+
+// Moves to the next line of a wanted group, reading the next block when this one is done.
+int advance(Cursor* cur) {
+  while (true) {
+    if (cur->reader) {
+      while (cur->reader->next(cur->line)) {
+        ++cur->row;
+        auto no = static_cast<size_t>(cur->line.group);
+        if (no >= cur->wanted.size() || !cur->wanted[no]) continue;
+        cur->group = cur->wanted[no].get();
+        cur->ts_us = stored_time(cur->line.ts_us, cur->group->ts_year, cur->group->ts_shift_us);
+        return SQLITE_OK;
+      }
+      if (!cur->reader->error().empty()) return fail(cur, SQLITE_CORRUPT, damaged(cur, cur->reader->error()));
+      if (cur->row + 1 != cur->reader->rows())
+        return fail(cur, SQLITE_CORRUPT, damaged(cur, "fewer rows than it says"));
+    }
+    int rc = load_next_block(cur);
     if (rc == SQLITE_DONE) {
       cur->eof = true;
       return SQLITE_OK;
     }
-    if (rc != SQLITE_ROW) return fail(cur, rc, sqlite3_errmsg(table->db));
-    read_run(cur->runs, cur->run);
-    cur->row_in_run = -1;
-    if (cur->run.block_id == cur->loaded_block) continue;
-    if (cur->block == nullptr) {
-      rc = sqlite3_prepare_v2(table->db, "SELECT data FROM line_blocks WHERE block_id = ?", -1, &cur->block, nullptr);
-      if (rc != SQLITE_OK) return fail(cur, rc, sqlite3_errmsg(table->db));
-    }
-    sqlite3_reset(cur->block);
-    sqlite3_bind_int64(cur->block, 1, cur->run.block_id);
-    if (sqlite3_step(cur->block) != SQLITE_ROW)
-      return fail(cur, SQLITE_CORRUPT, "line block " + std::to_string(cur->run.block_id) + " of file " +
-                                           std::to_string(cur->run.file_id) + " is missing");
-    const void* data = sqlite3_column_blob(cur->block, 0);
-    auto size = static_cast<size_t>(sqlite3_column_bytes(cur->block, 0));
-    cur->reader = std::make_unique<LineBlockReader>(
-        std::string_view(static_cast<const char*>(data), data == nullptr ? 0 : size));
-    cur->loaded_block = cur->run.block_id;
-    if (!cur->reader->error().empty())
-      return fail(cur, SQLITE_CORRUPT, "line block " + std::to_string(cur->run.block_id) + " of file " +
-                                           std::to_string(cur->run.file_id) + " is damaged: " + cur->reader->error());
+    if (rc != SQLITE_OK) return rc;
   }
 }
 
@@ -253,26 +281,29 @@ int filter(sqlite3_vtab_cursor* c, int idx_num, const char*, int argc, sqlite3_v
   auto* cur = reinterpret_cast<Cursor*>(c);
   auto* table = reinterpret_cast<Table*>(c->pVtab);
   std::string sql =
-      "SELECT r.job_id, r.file_id, r.block_id, r.first_row, r.rows, r.host, r.pid, r.rank, r.local_rank,"
-      " r.producer, r.severity, r.ts_has_year, r.ts_year, r.ts_shift_us FROM line_runs r WHERE 1";
+      "SELECT g.job_id, g.file_id, g.block_id, g.group_no, g.host, g.pid, g.rank, g.local_rank,"
+      " g.producer, g.severity, g.ts_has_year, g.ts_year, g.ts_shift_us FROM line_groups g WHERE g.kind = '" +
+      std::string(line_kind_name(table->kind)) + "'";
   // In slot order: the order best_index gave the values in argv.
-  for (int k = 0; k < kRunColumnCount; ++k)
-    if (idx_num & (1 << k)) sql += std::string(" AND r.") + kRunColumns[k].name + " = ?";
-  for (int k = 0; k < kRunColumnCount; ++k)
-    if (idx_num & (1 << (kRunColumnCount + k))) sql += std::string(" AND r.") + kRunColumns[k].name + " IS NULL";
-  if (idx_num & (1 << kLineFromSlot)) sql += " AND r.last_line >= ?";
-  if (idx_num & (1 << kLineToSlot)) sql += " AND r.first_line <= ?";
-  // Runs are stored in block and row order.
-  sql += " ORDER BY r.run_id";
-  sqlite3_finalize(cur->runs);
-  cur->runs = nullptr;
+  for (int k = 0; k < kGroupColumnCount; ++k)
+    if (idx_num & (1 << k)) sql += std::string(" AND g.") + kGroupColumns[k].name + " = ?";
+  for (int k = 0; k < kGroupColumnCount; ++k)
+    if (idx_num & (1 << (kGroupColumnCount + k))) sql += std::string(" AND g.") + kGroupColumns[k].name + " IS NULL";
+  if (idx_num & (1 << kLineFromSlot)) sql += " AND g.last_line >= ?";
+  if (idx_num & (1 << kLineToSlot)) sql += " AND g.first_line <= ?";
+  // A block's lines come in the file's order; blocks in the order they were stored.
+  sql += " ORDER BY g.group_id";  // = block and group order: they were stored so
+  sqlite3_finalize(cur->groups);
+  cur->groups = nullptr;
   cur->reader.reset();
-  cur->loaded_block = -1;
-  cur->run = Run{};
-  cur->row_in_run = 0;
-  int rc = sqlite3_prepare_v2(table->db, sql.c_str(), -1, &cur->runs, nullptr);
+  cur->next_group.reset();
+  cur->wanted.clear();
+  cur->group = nullptr;
+  cur->block_id = -1;
+  cur->groups_done = false;
+  int rc = sqlite3_prepare_v2(table->db, sql.c_str(), -1, &cur->groups, nullptr);
   if (rc != SQLITE_OK) return fail(cur, rc, sqlite3_errmsg(table->db));
-  for (int i = 0; i < argc; ++i) sqlite3_bind_value(cur->runs, i + 1, argv[i]);
+  for (int i = 0; i < argc; ++i) sqlite3_bind_value(cur->groups, i + 1, argv[i]);
   cur->eof = false;
   return advance(cur);
 }
@@ -291,10 +322,16 @@ void result_int(sqlite3_context* ctx, bool present, int64_t v) {
   else sqlite3_result_null(ctx);
 }
 
+// -1 is what a parser gives a number the line did not say.
+void result_real(sqlite3_context* ctx, bool present, double v) {
+  if (present && v >= 0) sqlite3_result_double(ctx, v);
+  else sqlite3_result_null(ctx);
+}
+
 // NULL where the one-row-per-line table had it: what the line did not say.
 int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
   const auto* cur = reinterpret_cast<Cursor*>(c);
-  const Run& r = cur->run;
+  const Group& r = *cur->group;
   const BlockLine& l = cur->line;
   switch (col) {
     case kJobId: sqlite3_result_int64(ctx, r.job_id); break;
@@ -310,6 +347,14 @@ int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
     case kProducer: result_text(ctx, true, r.producer); break;
     case kSeverity: result_text(ctx, r.has_severity, r.severity); break;
     case kText: result_text(ctx, true, l.text); break;
+    case kSource: result_text(ctx, l.has_progress, l.progress.source); break;
+    case kLabel: result_text(ctx, l.has_progress, l.progress.label); break;
+    case kUnit: result_text(ctx, l.has_progress, l.progress.unit); break;
+    case kStep: result_int(ctx, l.has_progress && l.progress.step >= 0, l.progress.step); break;
+    case kTotal: result_int(ctx, l.has_progress && l.progress.total >= 0, l.progress.total); break;
+    case kSecondsPerStep: result_real(ctx, l.has_progress, l.progress.seconds_per_step); break;
+    case kEpoch: result_real(ctx, l.has_progress, l.progress.epoch); break;
+    case kLoss: result_real(ctx, l.has_progress, l.progress.loss); break;
     default: sqlite3_result_null(ctx);
   }
   return SQLITE_OK;
@@ -317,7 +362,7 @@ int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
 
 int rowid(sqlite3_vtab_cursor* c, sqlite3_int64* out) {
   const auto* cur = reinterpret_cast<Cursor*>(c);
-  *out = cur->run.block_id << kRowBits | (cur->run.first_row + cur->row_in_run);
+  *out = cur->block_id << kRowBits | cur->row;
   return SQLITE_OK;
 }
 
@@ -348,10 +393,23 @@ const sqlite3_module kModule = {
     /* xShadowName */ nullptr,
 };
 
+void stored_time_function(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  sqlite3_result_int64(ctx, stored_time(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]),
+                                        sqlite3_value_int64(argv[2])));
+}
+
 }  // namespace
 
 int register_line_table(sqlite3* db) {
-  return sqlite3_create_module_v2(db, "ncclpm_lines", &kModule, nullptr, nullptr);
+  int rc = sqlite3_create_module_v2(db, "ncclpm_lines", &kModule, nullptr, nullptr);
+  if (rc != SQLITE_OK) return rc;
+  return sqlite3_create_function_v2(db, "ncclpm_stored_time", 3,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                                    stored_time_function, nullptr, nullptr, nullptr);
 }
 
 }  // namespace ncclpm::store

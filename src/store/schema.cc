@@ -65,9 +65,6 @@ CREATE TABLE IF NOT EXISTS process_exits (
   event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, rank INTEGER, local_rank INTEGER,
   pid INTEGER, exit_code INTEGER, signal TEXT, host TEXT, time TEXT, message TEXT,
   root_cause_block INTEGER);
-CREATE TABLE IF NOT EXISTS training_progress (
-  event_id INTEGER PRIMARY KEY, job_id INTEGER, source TEXT, label TEXT, unit TEXT, step INTEGER,
-  total INTEGER, seconds_per_step REAL, epoch REAL, loss REAL);
 -- Megatron-LM timer reports: one row per value (a rank's time, or a timer's range).
 CREATE TABLE IF NOT EXISTS rank_timer_values (
   event_id INTEGER NOT NULL, job_id INTEGER, option TEXT, timer TEXT, rank INTEGER, ms REAL,
@@ -88,25 +85,30 @@ CREATE TABLE IF NOT EXISTS collective_summary (
 -- inferred: which host each rank ran on, without reading every line again.
 CREATE TABLE IF NOT EXISTS rank_lines (
   job_id INTEGER NOT NULL, rank INTEGER NOT NULL, host TEXT, lines INTEGER NOT NULL);
--- Training-progress lines tallied by ingest per file, rank, producer and bar
--- label: how many carry a step time, and the last tqdm bar with n/total.
+-- Training-progress lines tallied by ingest per file, process, producer and
+-- bar label: how many carry a step time, and the last tqdm bar with n/total.
+-- Groups named here are line_groups rows: the sample's gives the stream its
+-- rank, the last bar's its host and clock.
 CREATE TABLE IF NOT EXISTS progress_streams (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, source TEXT NOT NULL,
-  label TEXT NOT NULL, timed_lines INTEGER NOT NULL, last_bar_event_id INTEGER,
-  sample_event_id INTEGER NOT NULL);
--- The lines no parser typed, compactly (include/ncclpm/store/line_blocks.h):
--- their numbers, times and texts compressed in blocks, their attribution
--- once per run of consecutive lines that share it. The virtual table
--- unparsed_lines reads them back one row per line.
+  label TEXT NOT NULL, timed_lines INTEGER NOT NULL, sample_group_id INTEGER, last_bar_group_id INTEGER,
+  last_bar_line INTEGER, last_bar_ts_us INTEGER, last_bar_text TEXT, last_bar_step INTEGER,
+  last_bar_total INTEGER, last_bar_seconds_per_step REAL);
+-- The lines no parser typed and the training loop's progress lines, compactly
+-- (include/ncclpm/store/line_blocks.h): their numbers, times and texts
+-- compressed in blocks, their attribution once per group of a block's lines
+-- that share it. The virtual tables unparsed_lines and training_progress read
+-- them back one row per line.
 CREATE TABLE IF NOT EXISTS line_blocks (
   block_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, rows INTEGER NOT NULL, data BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS line_runs (
-  run_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, block_id INTEGER NOT NULL, first_row INTEGER NOT NULL,
-  rows INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, host TEXT, pid INTEGER,
-  rank INTEGER, local_rank INTEGER, producer TEXT, severity TEXT, ts_has_year INTEGER, min_ts_us INTEGER,
-  ts_year INTEGER, ts_shift_us INTEGER NOT NULL DEFAULT 0);
-CREATE VIRTUAL TABLE IF NOT EXISTS unparsed_lines USING ncclpm_lines;
+CREATE TABLE IF NOT EXISTS line_groups (
+  group_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, block_id INTEGER NOT NULL,
+  group_no INTEGER NOT NULL, rows INTEGER NOT NULL, first_line INTEGER NOT NULL, last_line INTEGER NOT NULL,
+  kind TEXT NOT NULL, host TEXT, pid INTEGER, rank INTEGER, local_rank INTEGER, producer TEXT, severity TEXT,
+  ts_has_year INTEGER, min_ts_us INTEGER, max_ts_us INTEGER, ts_year INTEGER, ts_shift_us INTEGER NOT NULL DEFAULT 0);
+CREATE VIRTUAL TABLE IF NOT EXISTS unparsed_lines USING ncclpm_lines(unparsed);
+CREATE VIRTUAL TABLE IF NOT EXISTS training_progress USING ncclpm_lines(training_progress);
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
   pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,
@@ -166,17 +168,11 @@ const char* index_sql() {
 CREATE INDEX IF NOT EXISTS events_by_kind ON events (job_id, kind);
 CREATE INDEX IF NOT EXISTS events_by_rank ON events (job_id, rank);
 CREATE INDEX IF NOT EXISTS events_by_file ON events (file_id, line_no);
-CREATE INDEX IF NOT EXISTS line_runs_by_file ON line_runs (file_id, first_line);
-CREATE INDEX IF NOT EXISTS line_runs_by_rank ON line_runs (job_id, rank);
+CREATE INDEX IF NOT EXISTS line_groups_by_file ON line_groups (file_id, first_line);
+CREATE INDEX IF NOT EXISTS line_groups_by_rank ON line_groups (job_id, rank);
 CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
 CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_id);
 )SQL";
-}
-
-Result<std::string> summary_source(Connection& db, const std::string& table, const char* count_sql) {
-  auto kept = db.scalar_int("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", {table});
-  if (!kept) return kept.take_error();
-  return *kept > 0 ? table : "(" + std::string(count_sql) + ")";
 }
 
 Error damaged_database(const Connection& db) {
@@ -204,34 +200,9 @@ Status check_or_create_schema(Connection& db, bool create) {
                      "use the ncclpm that wrote it, or a newer one");
   }
   if (*version == kSchemaVersion) return Ok{};
-  // Version 4 only added job_phases, which diagnose fills, and version 5
-  // rank_lines and progress_streams, counted from the stored lines: a version 3 or 4 database
-  // gets them in place (a read-only one is read as it is: diagnose stores
-  // nothing there and counts the lines itself).
-  //
-  // Version 6 stores the lines no parser typed in compressed blocks; before,
-  // `unparsed_lines` was a table of one row per line, which every reader reads
-  // under the same name. So a version 3 to 5 database is read as it is, but
-  // ingest does not add to it.
-  if (*version >= 3 && *version <= 5 && create) {
-    return Error::at(db.path(),
-                     "database has schema version " + std::to_string(*version) +
-                         ", from an older ncclpm that stored every unparsed line as a row; this one "
-                         "reads it but adds only to version " + std::to_string(kSchemaVersion),
-                     "ingest the logs again into a new database (--db NEW.db)");
-  }
-  if (*version == 5) return Ok{};
-  if (*version == 3 || *version == 4) {
-    if (sqlite3_db_readonly(db.raw(), "main") == 1) return Ok{};
-    // Every statement is IF NOT EXISTS: the old table unparsed_lines stays,
-    // and the empty line tables beside it are never read.
-    if (Status s = db.exec(schema_sql()); !s) return s;
-    if (Status s = db.exec(std::string("INSERT INTO rank_lines ") + kCountRankLinesSql); !s) return s;
-    if (Status s = db.exec(std::string("INSERT INTO progress_streams ") + kCountProgressStreamsSql); !s) return s;
-    return db.exec("PRAGMA user_version = 5");
-  }
   // Version 1 stored one row per collective, version 2 no severity of the
-  // lines no parser knows: both need the logs read again.
+  // lines no parser knows, versions 3 to 5 a row per unparsed and per
+  // progress line: all need the logs read again.
   if (*version >= 1) {
     return Error::at(db.path(),
                      "database has schema version " + std::to_string(*version) +

@@ -154,7 +154,7 @@ TEST(BadInput, ProgressBarGluedToAnotherRanksLineKeepsBoth) {
              "Timeout(ms)=600000) ran for 600888 milliseconds before timing out.\n");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress JOIN events USING (event_id)"
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress"
                               " WHERE local_rank = 0 AND line_no = 1 AND label = 'Grouping texts in chunks of 2049'"
                               " AND step = 726000 AND total = 9672101 AND unit = 'examples'"),
             1);
@@ -257,78 +257,11 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
   EXPECT_EQ(read_file(t / "old.db"), before);
 }
 
-// Version 1 kept one row per collective, version 2 no severity of unparsed lines.
-INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2));
+// Version 1 kept one row per collective, version 2 no severity of unparsed
+// lines, versions 3 to 5 a row per unparsed and per progress line.
+INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2, 3, 4, 5));
 
-// Version 3 lacked job_phases, which diagnose fills, and version 4
-// rank_lines and progress_streams, counted from the stored lines: such a
-// database is brought up to date in place, its data kept.
-// What a version 5 database held: the unparsed lines as a table of one row
-// per line, no line blocks or runs.
-void turn_into_version_5(store::Connection& db) {
-  ASSERT_TRUE(db.exec("CREATE TABLE rows AS SELECT * FROM unparsed_lines; DROP TABLE unparsed_lines;"
-                      " ALTER TABLE rows RENAME TO unparsed_lines; DROP TABLE line_runs; DROP TABLE line_blocks;"
-                      " PRAGMA user_version = 5"));
-}
 
-TEST(BadInput, AVersion5DatabaseIsDiagnosedAsItIsButNotAddedTo) {
-  TempDir t;
-  write_file(t / "logs/rank1.log", kWatchdog + "a line no parser knows\n");
-  write_file(t / "more/rank2.log", kWatchdog);
-  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "old.db").string(), "--quiet"});
-  ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
-  {
-    auto db = store::Connection::open(t / "old.db", false);
-    ASSERT_TRUE(db);
-    turn_into_version_5(*db);
-    ASSERT_EQ(*db->scalar_int("SELECT count(*) FROM unparsed_lines WHERE text = 'a line no parser knows'"), 1);
-  }
-  auto r = run_ncclpm({"diagnose", "--db", (t / "old.db").string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
-  auto q = run_ncclpm({"query", "--db", (t / "old.db").string(), "SELECT text FROM unparsed_lines"});
-  EXPECT_NE(q.out.find("a line no parser knows"), std::string::npos) << q.out << q.err;
-  std::string before = read_file(t / "old.db");
-  auto more = run_ncclpm({"ingest", (t / "more").string(), "--db", (t / "old.db").string()});
-  EXPECT_EQ(more.exit_code, 1);
-  EXPECT_NE(more.err.find("old.db: database has schema version 5, from an older ncclpm that stored every unparsed "
-                          "line as a row"),
-            std::string::npos) << more.err;
-  EXPECT_NE(more.err.find("ingest the logs again into a new database"), std::string::npos) << more.err;
-  EXPECT_EQ(read_file(t / "old.db"), before);
-}
-
-class OlderSummaries : public ::testing::TestWithParam<int> {};
-
-TEST_P(OlderSummaries, ADatabaseGainsTheNewTablesInPlace) {
-  TempDir t;
-  write_file(t / "logs/rank1.log", kWatchdog);
-  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "old.db").string(), "--quiet"});
-  ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
-  {
-    auto db = store::Connection::open(t / "old.db", false);
-    ASSERT_TRUE(db);
-    turn_into_version_5(*db);
-    std::string summaries = "DROP TABLE rank_lines; DROP TABLE progress_streams; ";
-    ASSERT_TRUE(db->exec(GetParam() == 3 ? "DROP TABLE job_phases; " + summaries + "PRAGMA user_version = 3"
-                                         : summaries + "PRAGMA user_version = 4"));
-  }
-  auto r = run_ncclpm({"diagnose", "--db", (t / "old.db").string()});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("watchdog"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
-  auto db = store::Connection::open(t / "old.db", true);
-  ASSERT_TRUE(db);
-  // Brought up to version 5: its unparsed lines stay rows, as version 5 kept them.
-  EXPECT_EQ(*db->scalar_int("PRAGMA user_version"), 5);
-  EXPECT_EQ(*db->scalar_int("SELECT count(*) FROM sqlite_master WHERE name = 'job_phases'"), 1);
-  EXPECT_GT(*db->scalar_int("SELECT count(*) FROM events"), 0);
-  EXPECT_EQ(*db->scalar_int("SELECT sum(lines) FROM rank_lines WHERE rank = 1"),
-            *db->scalar_int("SELECT count(*) FROM events WHERE rank = 1") +
-                *db->scalar_int("SELECT count(*) FROM unparsed_lines WHERE rank = 1"));
-}
-
-INSTANTIATE_TEST_SUITE_P(BadInput, OlderSummaries, ::testing::Values(3, 4));
 
 TEST(BadInput, CancelledIngestWritesNothing) {
   TempDir t;

@@ -79,7 +79,7 @@ TEST(LineMender, TextGluedAfterAProgressBarIsALineOfItsOwn) {
              "torch.distributed.DistStoreError: Timed out after 1801 seconds waiting for clients.\n");
   auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'training_progress' AND line_no IN (1, 2)"), 2);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress WHERE line_no IN (1, 2)"), 2);
   EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'process_exit' AND line_no = 1"
                               " AND text LIKE 'slurmstepd: error: *** STEP 6053.0%'"),
             1);

@@ -57,10 +57,26 @@ std::string cleaned(const std::string& text) {
   return text;
 }
 
+recognize::TrainingProgress bar(int64_t step) {
+  recognize::TrainingProgress p;
+  p.source = "tqdm";
+  p.label = step % 2 == 0 ? "Epoch 1" : "";
+  p.unit = "it";
+  p.step = step;
+  p.total = 1000;
+  p.seconds_per_step = step % 3 == 0 ? -1 : 1.25;
+  p.loss = 0.5;
+  return p;
+}
+
 TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {
   auto lines = varied_lines(static_cast<size_t>(2 * kLineBlockRows + 77));
   LineEncoder enc;
-  for (const auto& u : lines) enc.add(u);
+  std::vector<LineRef> refs;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    auto p = bar(static_cast<int64_t>(i));
+    refs.push_back(enc.add(lines[i], i % 5 == 0 ? &p : nullptr));
+  }
   EXPECT_EQ(enc.pending_rows(), static_cast<int64_t>(lines.size()));
   EncodedLines e = enc.take();
   EXPECT_EQ(enc.pending_rows(), 0);
@@ -72,78 +88,81 @@ TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {
     LineBlockReader reader(b.data);
     ASSERT_TRUE(reader.error().empty()) << reader.error();
     ASSERT_EQ(reader.rows(), b.rows);
-    int64_t covered = 0;
-    for (const LineRun& run : b.runs) {
-      ASSERT_EQ(run.first_row, covered) << "runs partition the block";
-      covered += run.rows;
-      for (int64_t k = 0; k < run.rows; ++k, ++i) {
-        const UnparsedLine& u = lines[i];
-        SCOPED_TRACE("line " + std::to_string(i));
-        BlockLine l;
-        ASSERT_TRUE(reader.seek(run.first_row + k, l)) << reader.error();
-        ASSERT_EQ(l.line_no, u.line_no);
-        ASSERT_EQ(l.byte_offset, u.byte_offset);
-        ASSERT_EQ(l.ts_us, u.ts_us);
-        ASSERT_EQ(std::string(l.text), cleaned(u.text));
-        ASSERT_EQ(run.host, u.host);
-        ASSERT_EQ(run.pid, u.pid);
-        ASSERT_EQ(run.rank, u.rank);
-        ASSERT_EQ(run.local_rank, u.local_rank);
-        ASSERT_EQ(run.producer, u.producer);
-        ASSERT_EQ(run.severity, u.severity);
-        if (u.ts_us != 0) {
-          ASSERT_EQ(run.ts_has_year, u.ts_has_year ? 1 : 0);
-        }
-        ASSERT_LE(run.first_line, u.line_no);
-        ASSERT_GE(run.last_line, u.line_no);
+    std::vector<int64_t> rows_of_group(b.groups.size());
+    for (BlockLine l; reader.next(l); ++i) {
+      const UnparsedLine& u = lines[i];
+      SCOPED_TRACE("line " + std::to_string(i));
+      ASSERT_LT(static_cast<size_t>(l.group), b.groups.size());
+      const LineGroup& g = b.groups[static_cast<size_t>(l.group)];
+      ++rows_of_group[static_cast<size_t>(l.group)];
+      ASSERT_EQ(refs[i].block_seq, b.seq);
+      ASSERT_EQ(refs[i].group, l.group);
+      ASSERT_EQ(l.line_no, u.line_no);
+      ASSERT_EQ(l.byte_offset, u.byte_offset);
+      ASSERT_EQ(l.ts_us, u.ts_us);
+      ASSERT_EQ(std::string(l.text), cleaned(u.text));
+      ASSERT_EQ(g.kind, i % 5 == 0 ? LineKind::kProgress : LineKind::kUnparsed);
+      ASSERT_EQ(g.host, u.host);
+      ASSERT_EQ(g.pid, u.pid);
+      ASSERT_EQ(g.rank, u.rank);
+      ASSERT_EQ(g.local_rank, u.local_rank);
+      ASSERT_EQ(g.producer, u.producer);
+      ASSERT_EQ(g.severity, u.severity);
+      if (u.ts_us != 0) {
+        ASSERT_EQ(g.ts_has_year, u.ts_has_year ? 1 : 0);
+        ASSERT_LE(g.min_ts_us, u.ts_us);
+        ASSERT_GE(g.max_ts_us, u.ts_us);
+      }
+      ASSERT_LE(g.first_line, u.line_no);
+      ASSERT_GE(g.last_line, u.line_no);
+      ASSERT_EQ(l.has_progress, i % 5 == 0);
+      if (l.has_progress) {
+        auto p = bar(static_cast<int64_t>(i));
+        ASSERT_EQ(l.progress.source, p.source);
+        ASSERT_EQ(l.progress.label, p.label);
+        ASSERT_EQ(l.progress.unit, p.unit);
+        ASSERT_EQ(l.progress.step, p.step);
+        ASSERT_EQ(l.progress.total, p.total);
+        ASSERT_EQ(l.progress.seconds_per_step, p.seconds_per_step);
+        ASSERT_EQ(l.progress.epoch, -1);
+        ASSERT_EQ(l.progress.loss, 0.5);
       }
     }
-    ASSERT_EQ(covered, b.rows);
+    ASSERT_TRUE(reader.error().empty()) << reader.error();
+    for (size_t g = 0; g < b.groups.size(); ++g) ASSERT_EQ(rows_of_group[g], b.groups[g].rows);
   }
   EXPECT_EQ(i, lines.size());
 }
 
-TEST(LineBlocks, ARunIsCutOnlyWhereTheAttributionChanges) {
+TEST(LineBlocks, AGroupGathersAStreamsLinesWhereverTheyAreInTheBlock) {
   LineEncoder enc;
-  auto line = [](int64_t n, int rank, int64_t ts) {
+  auto line = [](int64_t n, int rank, int64_t ts, bool year = true) {
     UnparsedLine u;
     u.line_no = n;
     u.rank = rank;
     u.ts_us = ts;
-    u.ts_has_year = true;
+    u.ts_has_year = year;
     u.producer = "plain";
     u.text = "x";
     return u;
   };
-  enc.add(line(1, 0, 100));
-  enc.add(line(2, 0, 0));  // no time: stays in the run
-  enc.add(line(3, 0, 90));
-  enc.add(line(4, 1, 95));
-  enc.add(line(5, 0, 96));
+  // Three ranks interleaved in one console, as a tee'd node log has them.
+  for (int n = 1; n <= 30; ++n) enc.add(line(n, n % 3, 100 + n));
+  enc.add(line(31, 0, 0));           // no time: joins rank 0's
+  enc.add(line(32, 0, 500, false));  // a time without a year: a group of its own
   EncodedLines e = enc.take();
   ASSERT_EQ(e.blocks.size(), 1u);
-  const auto& runs = e.blocks[0].runs;
-  ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(runs[0].rows, 3);
-  EXPECT_EQ(runs[0].min_ts_us, 90);
-  EXPECT_EQ(runs[0].last_line, 3);
-  EXPECT_EQ(runs[1].rank, 1);
-  EXPECT_EQ(runs[2].first_row, 4);
-}
-
-TEST(LineBlocks, SeekingBackReadsTheBlockAgain) {
-  LineEncoder enc;
-  for (const auto& u : varied_lines(300)) enc.add(u);
-  EncodedLines e = enc.take();
-  LineBlockReader reader(e.blocks.at(0).data);
-  BlockLine a, b, again;
-  ASSERT_TRUE(reader.seek(10, a));
-  ASSERT_TRUE(reader.seek(200, b));
-  ASSERT_TRUE(reader.seek(10, again));
-  EXPECT_EQ(again.line_no, a.line_no);
-  EXPECT_EQ(again.ts_us, a.ts_us);
-  EXPECT_EQ(again.text, a.text);
-  EXPECT_FALSE(reader.seek(300, b));
+  const auto& groups = e.blocks[0].groups;
+  ASSERT_EQ(groups.size(), 4u);
+  EXPECT_EQ(groups[0].rank, 1);
+  EXPECT_EQ(groups[0].rows, 10);
+  EXPECT_EQ(groups[0].first_line, 1);
+  EXPECT_EQ(groups[0].last_line, 28);
+  EXPECT_EQ(groups[0].min_ts_us, 101);
+  EXPECT_EQ(groups[0].max_ts_us, 128);
+  EXPECT_EQ(groups[2].rank, 0);
+  EXPECT_EQ(groups[2].rows, 11);
+  EXPECT_EQ(groups[3].ts_has_year, 0);
 }
 
 TEST(LineBlocks, DamageIsReportedNotDecoded) {
@@ -158,6 +177,57 @@ TEST(LineBlocks, DamageIsReportedNotDecoded) {
       << LineBlockReader(cut).error();
 }
 
+// The parsing thread's side: progress events and unparsed lines leave the
+// rows for the blocks, in line order, and each stream's tally is kept.
+TEST(LineSink, EncodesProgressAndUnparsedLinesInLineOrderAndTalliesTheStreams) {
+  recognize::Rows rows;
+  auto unparsed = [](int64_t n) {
+    UnparsedLine u;
+    u.line_no = n;
+    u.rank = 2;
+    u.producer = "plain";
+    u.text = "print " + std::to_string(n);
+    return u;
+  };
+  auto progress = [](int64_t n, int64_t step) {
+    recognize::Event e;
+    e.kind = recognize::EventKind::kTrainingProgress;
+    e.line_no = e.end_line = n;
+    e.rank = -1;
+    e.pg_rank = 2;  // [PG 0 Rank 2]: the default group's rank is the global one
+    e.text = "bar " + std::to_string(step);
+    e.detail = bar(step);
+    return e;
+  };
+  recognize::Event other;
+  other.kind = recognize::EventKind::kTraceback;
+  other.line_no = 4;
+  rows.events = {progress(1, 10), progress(3, 11), other, progress(5, 12)};
+  rows.unparsed = {unparsed(2), unparsed(6)};
+  LineSink sink;
+  sink.add(rows);
+  ASSERT_EQ(rows.events.size(), 1u) << "the traceback stays an event";
+  EXPECT_TRUE(rows.unparsed.empty());
+  auto streams = sink.take_streams();
+  EncodedLines e = sink.take_lines();
+  ASSERT_EQ(e.blocks.size(), 1u);
+  LineBlockReader reader(e.blocks[0].data);
+  std::vector<int64_t> order;
+  for (BlockLine l; reader.next(l);) order.push_back(l.line_no);
+  EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 5, 6}));
+  // Two streams (bars with and without a label), both of rank 2.
+  ASSERT_EQ(streams.size(), 2u);
+  const ProgressStream& epoch = streams[0].label == "Epoch 1" ? streams[0] : streams[1];
+  EXPECT_EQ(epoch.rank, 2);
+  EXPECT_EQ(epoch.last_bar_line, 5);
+  EXPECT_EQ(epoch.last_bar_step, 12);
+  EXPECT_EQ(epoch.last_bar_text, "bar 12");
+  EXPECT_EQ(epoch.timed_lines, 1) << "step 10 has a rate, step 12 none";
+  const ProgressStream& plain = streams[0].label.empty() ? streams[0] : streams[1];
+  EXPECT_EQ(plain.timed_lines, 1);
+  EXPECT_EQ(plain.last_bar_line, 3);
+}
+
 // A real ingest: lines no parser knows, in a per-rank file and a console,
 // with and without years.
 class LineTable : public ::testing::Test {
@@ -166,6 +236,10 @@ class LineTable : public ::testing::Test {
     std::string rank3;
     for (int i = 1; i <= 5000; ++i) rank3 += "epoch 1 batch " + std::to_string(i) + " something the loop printed\n";
     testing::write_file(tmp_ / "logs/rank3.log", rank3);
+    std::string bars;
+    for (int i = 1; i <= 50; ++i)
+      bars += "[rank5]: Epoch 2:  " + std::to_string(2 * i) + "%|#| " + std::to_string(i) + "/50 [00:10<00:20,  2.00s/it]\n";
+    testing::write_file(tmp_ / "logs/trainer.log", bars + "[rank5]: done\n");
     testing::write_file(tmp_ / "logs/console.log",
                         "2024-03-05 10:00:00,123 - root - INFO - starting up\n"
                         "E0709 17:05:38.162814 123 trainer.cc:12] a glog line no parser knows\n"
@@ -237,10 +311,22 @@ TEST_F(LineTable, ConstraintsSelectTheSameRowsAsAFullScan) {
             count("SELECT max(line_no) FROM unparsed_lines WHERE +file_id = (SELECT file_id FROM files WHERE rel_path = 'rank3.log') AND +line_no < 4000"));
 }
 
+TEST_F(LineTable, ProgressLinesComeBackWithTheFieldsTheirParserRead) {
+  EXPECT_EQ(count("SELECT count(*) FROM training_progress WHERE rank = 5 AND source = 'tqdm' AND label = 'Epoch 2'"
+                  " AND unit = 'it' AND total = 50 AND seconds_per_step = 2.0"),
+            50);
+  EXPECT_EQ(count("SELECT sum(step) FROM training_progress"), 50 * 51 / 2);
+  EXPECT_EQ(count("SELECT count(*) FROM unparsed_lines WHERE text = 'done'"), 1);
+  // Ingest kept the stream's last bar, and the inferred rank of its lines.
+  EXPECT_EQ(text("SELECT rank || ' ' || last_bar_line || ' ' || last_bar_step || ' ' || timed_lines"
+                 " FROM progress_streams"),
+            "5 50 50 50");
+}
+
 TEST_F(LineTable, FiveThousandLinesTakeLessRoomThanTheirText) {
   // 5,000 lines of about 45 bytes: 225 kB as rows; compressed, a few kB.
   EXPECT_LT(count("SELECT sum(length(data)) FROM line_blocks"), 40000);
-  EXPECT_LE(count("SELECT count(*) FROM line_runs"), 10);
+  EXPECT_LE(count("SELECT count(*) FROM line_groups"), 10);
 }
 
 }  // namespace

@@ -60,8 +60,10 @@ class IngestWriter {
   Status write_rows(int64_t file_id, recognize::Rows& rows);
   /// Stores blocks the parsing thread encoded, and counts them in the summary.
   Status write_collectives(int64_t file_id, const EncodedCollectives& collectives);
-  /// Stores blocks of unparsed lines the parsing thread encoded, with their runs.
+  /// Stores blocks of lines the parsing thread encoded, with their groups.
   Status write_lines(int64_t file_id, const EncodedLines& lines);
+  /// Stores a file's progress streams; call after its lines are written.
+  Status write_progress_streams(int64_t file_id, const std::vector<ProgressStream>& streams);
   Status write_flight_recorder(int64_t file_id, const std::vector<recognize::FlightRecorderEntry>& entries,
                                const std::vector<recognize::FlightRecorderPgStatus>& status);
   Status finish_file(int64_t file_id, const FileOutcome& outcome);
@@ -99,22 +101,10 @@ class IngestWriter {
   // Kept while writing so that diagnose never scans millions of collective rows.
   CollectiveSummary collective_summary_;
   Status write_collective_summary();
-  // Training-progress lines tallied while writing, per stream: everything
-  // that decides a line's rank (post_process then gives each stream the rank
-  // its lines got), the producer and the bar's label. An app-heavy job prints
-  // millions of them; diagnose reads the tallies (table progress_streams).
-  using ProgressStreamKey = std::tuple<int64_t, std::string, int64_t, int, int, int, std::string, std::string,
-                                       std::string, std::string>;
-  struct ProgressTally {
-    int64_t timed_lines = 0;        ///< lines with a step time, counting steps ("it")
-    int64_t last_bar_event_id = 0;  ///< the last tqdm bar counting steps with n/total; 0: none
-    int64_t sample_event_id = 0;    ///< any line of the stream: its rank is the stream's
-  };
-  std::map<ProgressStreamKey, ProgressTally> progress_streams_;
-  std::map<ProgressStreamKey, ProgressTally>::iterator last_progress_stream_ = progress_streams_.end();
-  void tally_progress(int64_t file_id, const recognize::Event& e, const recognize::TrainingProgress& p,
-                      int64_t event_id);
-  Status write_progress_streams();
+  // Per file being written, the id of the first group of each of its line
+  // blocks (by the block's number in the file): how a progress stream's
+  // references to groups become group ids.
+  std::unordered_map<int64_t, std::vector<int64_t>> first_group_of_block_;
 };
 
 }  // namespace ncclpm::store

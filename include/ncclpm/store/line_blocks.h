@@ -1,26 +1,32 @@
 // include/ncclpm/store/line_blocks.h
 //
-// The lines no parser typed are most of a real job's logs (the training loop's
-// own output, framework warnings, NCCL's start-up chatter). One SQLite row per
-// line made the database larger than the logs, so they are stored compactly:
+// Two kinds of line are most of a real job's logs: those no parser typed
+// (framework warnings, prints, NCCL's chatter) and the training loop's own
+// progress lines (tqdm bars, Trainer dicts, Megatron iterations), which are
+// typed but say little each. One SQLite row per line made the database larger
+// than the logs, so both are stored compactly:
 //
 //   - the parsing threads encode each file's lines, in order, into blocks of
 //     at most kLineBlockRows lines; a block's line numbers, byte offsets,
 //     printed times and texts are one zstd-compressed BLOB row of
 //     `line_blocks`;
 //   - what a line's attribution is made of (host, pid, rank, local rank,
-//     producer, severity, whether its time has a year) is the same for long
-//     runs of consecutive lines, so it is stored once per run, as an ordinary
-//     row of `line_runs`. Ingest's rank, host, year and clock inference then
-//     updates a few runs instead of millions of lines;
-//   - the virtual table `unparsed_lines` joins the two back into one row per
-//     line, with the columns the one-row-per-line table had.
+//     producer, severity, whether its time has a year) is shared by many lines
+//     of a block (a process's, a console stream's), so it is stored once per
+//     group of a block's lines that share it, as an ordinary row of
+//     `line_groups`; each line names its group. Ingest's rank, host, year and
+//     clock inference then updates a few groups instead of millions of lines;
+//   - the virtual tables `unparsed_lines` and `training_progress` join the two
+//     back into one row per line of their kind.
 //
 // Block body (version 1), all integers LEB128 varints, before compression:
-//   version=1, rows, then per row: line number and byte offset as zigzag
+//   version=1, rows, then per row: its group's number in the block (from 0),
+//   line number and byte offset as zigzag
 //   differences from the row before; the time as (zigzag difference from the
 //   last timed row) << 1 | 1, or 0 when the line has no time; the text's
-//   length, then its bytes.
+//   length, then its bytes; then 0, or 1 and a progress line's fields:
+//   source, label and unit (each length, bytes), step + 1, total + 1, and
+//   seconds per step, epoch and loss as IEEE doubles (8 bytes, little-endian).
 #pragma once
 
 #include <sqlite3.h>
@@ -28,9 +34,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ncclpm/recognize/events.h"
+#include "ncclpm/recognize/file_recognizer.h"
 
 namespace ncclpm::store {
 
@@ -38,76 +46,146 @@ inline constexpr int64_t kLineBlockRows = 8192;
 /// A block is closed once its texts reach this many bytes, whatever its rows.
 inline constexpr size_t kLineBlockTextBytes = 1 << 20;
 
-/// Consecutive lines of a block that share their attribution.
-struct LineRun {
-  int64_t first_row = 0, rows = 0;  ///< positions in the block
+/// What a stored line is; a group holds lines of one kind.
+enum class LineKind { kUnparsed, kProgress };
+/// "unparsed", "training_progress": line_groups.kind and the virtual tables' argument.
+const char* line_kind_name(LineKind kind);
+
+/// The lines of a block that share their kind and attribution.
+struct LineGroup {
+  LineKind kind = LineKind::kUnparsed;
+  int64_t rows = 0;
   int64_t first_line = 0, last_line = 0;
   std::string host, producer;
   int64_t pid = -1;
   int rank = -1, local_rank = -1;
   char severity = 0;
-  int ts_has_year = -1;  ///< of the run's timed lines; -1: none has a time
-  int64_t min_ts_us = 0;  ///< earliest time printed (0: none)
+  int ts_has_year = -1;  ///< of the group's timed lines; -1: none has a time
+  int64_t min_ts_us = 0, max_ts_us = 0;  ///< earliest and latest time printed (0: none)
 };
 
 struct LineBlock {
+  int64_t seq = 0;  ///< the file's blocks numbered from 0, in order
   int64_t first_line = 0, last_line = 0, rows = 0;
   std::string data;  ///< compressed body
-  std::vector<LineRun> runs;
+  std::vector<LineGroup> groups;
 };
 
-/// What a parsing thread hands the writer: finished blocks with their runs.
+/// What a parsing thread hands the writer: finished blocks with their groups.
 struct EncodedLines {
   std::vector<LineBlock> blocks;
   bool empty() const { return blocks.empty(); }
 };
 
-/// Encodes the unparsed lines of one file, in line order.
+/// Where a line went: its block (by number in the file), group and row in the block.
+struct LineRef {
+  int64_t block_seq = -1, group = -1, row = -1;
+  bool valid() const { return block_seq >= 0; }
+};
+
+/// Encodes the stored lines of one file, in line order.
 class LineEncoder {
  public:
-  void add(const recognize::UnparsedLine& line);
+  /// A line no parser typed, or (`progress` set) a progress line.
+  LineRef add(const recognize::UnparsedLine& line, const recognize::TrainingProgress* progress = nullptr);
   /// The blocks finished so far, the open one included.
   EncodedLines take();
   int64_t pending_rows() const { return pending_rows_; }
 
  private:
   void close_block();
-  bool continues_run(const recognize::UnparsedLine& line) const;
+  static bool fits(const LineGroup& g, const recognize::UnparsedLine& line, LineKind kind);
+  size_t group_of(const recognize::UnparsedLine& line, LineKind kind);
 
   EncodedLines done_;
+  int64_t next_seq_ = 0;
   int64_t pending_rows_ = 0;
   LineBlock block_;  // the open block
+  std::unordered_map<std::string, std::vector<size_t>> groups_by_key_;  // its groups by attribution
+  size_t last_group_ = 0;
   std::string body_;
   size_t text_bytes_ = 0;
   int64_t previous_line_ = 0, previous_offset_ = 0, previous_ts_ = 0;
 };
 
-/// One decoded line of a block (the text points into the reader's buffer).
-struct BlockLine {
-  int64_t line_no = 0, byte_offset = 0, ts_us = 0;  ///< ts_us 0: no time
-  std::string_view text;
+/// A progress line's fields, as its parser read them (strings point into the reader's buffer).
+struct BlockProgress {
+  std::string_view source, label, unit;
+  int64_t step = -1, total = -1;
+  double seconds_per_step = -1, epoch = -1, loss = -1;
 };
 
-/// Decodes one block's body. A damaged block sets error() and stops.
+/// One decoded line of a block (the text points into the reader's buffer).
+struct BlockLine {
+  int64_t group = 0;  ///< its group's number in the block
+  int64_t line_no = 0, byte_offset = 0, ts_us = 0;  ///< ts_us 0: no time
+  std::string_view text;
+  bool has_progress = false;
+  BlockProgress progress;
+};
+
+/// A stored line's time: the printed one with a year-less time given the
+/// job's year (`ts_year` 0: as printed), then moved by its host's clock shift.
+int64_t stored_time(int64_t printed_us, int64_t ts_year, int64_t shift_us);
+
+/// One stream of progress lines of a file (a bar's label, a Trainer's dicts,
+/// Megatron's iterations, per process): what diagnose needs of millions of
+/// lines, tallied while they are encoded (table progress_streams).
+struct ProgressStream {
+  std::string host, source, label;
+  int64_t pid = -1;
+  int rank = -1, local_rank = -1;
+  int64_t timed_lines = 0;  ///< lines with a step time that count steps ("it" or no unit)
+  LineRef sample;           ///< a line of the stream: its group's rank, once inferred, is the stream's
+  /// The last tqdm bar that counts steps and says n/total (`last_bar` invalid: none).
+  LineRef last_bar;
+  int64_t last_bar_line = 0, last_bar_ts_us = 0;
+  std::string last_bar_text;
+  int64_t last_bar_step = -1, last_bar_total = -1;
+  double last_bar_seconds_per_step = -1;
+};
+
+/// Takes the progress events and the unparsed lines out of `rows` and encodes
+/// them, in line order, tallying the progress streams.
+class LineSink {
+ public:
+  void add(recognize::Rows& rows);
+  EncodedLines take_lines() { return encoder_.take(); }
+  int64_t pending_rows() const { return encoder_.pending_rows(); }
+  /// The file's streams; call once, at its end.
+  std::vector<ProgressStream> take_streams();
+
+ private:
+  void tally(const recognize::UnparsedLine& line, const recognize::TrainingProgress& p, LineRef ref);
+  LineEncoder encoder_;
+  std::vector<ProgressStream> streams_;
+  size_t last_stream_ = 0;  // a file's progress lines mostly come from one stream in a row
+};
+
+/// Decodes one block's body, row by row. A damaged block sets error() and stops.
 class LineBlockReader {
  public:
   explicit LineBlockReader(std::string_view compressed);
-  /// The row at `position` (0-based), reading forward; false past the end or on damage.
-  bool seek(int64_t position, BlockLine& out);
+  /// The next row; false past the end or on damage.
+  bool next(BlockLine& out);
   int64_t rows() const { return rows_; }
   const std::string& error() const { return error_; }
 
  private:
-  bool next(BlockLine& out);
-  void rewind();
+  bool read_text(std::string_view& out);
+  bool read_double(double& out);
+  bool read_progress(BlockProgress& p);
   std::string body_;
-  size_t at_ = 0, first_row_at_ = 0;
+  size_t at_ = 0;
   int64_t rows_ = 0, read_ = 0, previous_ts_ = 0;
   BlockLine last_;
   std::string error_;
 };
 
-/// Registers the module behind the virtual table `unparsed_lines` on `db`.
+/// Registers on `db` the module behind the virtual tables `unparsed_lines`
+/// and `training_progress`, and the SQL function
+/// `ncclpm_stored_time(printed_us, ts_year, shift_us)` (stored_time; NULL
+/// for NULL) that puts a group's times on the job's clock.
 int register_line_table(sqlite3* db);
 
 }  // namespace ncclpm::store
