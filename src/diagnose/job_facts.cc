@@ -11,6 +11,7 @@
 #include "ncclpm/store/schema.h"
 #include "flight_recorder.h"
 #include "progress.h"
+#include "ncclpm/store/line_blocks.h"
 
 namespace ncclpm::diagnose {
 namespace {
@@ -383,8 +384,8 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
 }
 
 Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id, const Located& at, int max_lines) {
-  // By file_id, so both tables' (file_id, line_no) indexes find the lines:
-  // this runs once per file that timed out, thousands on a big job.
+  // By file_id, so the events' (file_id, line_no) index and the line groups'
+  // find the lines: this runs once per file that timed out, thousands on a big job.
   auto stmt = db.prepare(
       "WITH file AS (SELECT file_id FROM files WHERE job_id = ?1 AND rel_path = ?2),"
       " lines AS ("
@@ -393,13 +394,19 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
       "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
       " UNION ALL"
       " SELECT p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text FROM training_progress p"
-      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3"
+      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3 AND p.line_no >= ("
+      // The last ?5 progress blocks that begin before hold the lines wanted:
+      // the file's others are not decoded.
+      "   SELECT coalesce(min(first), 0) FROM (SELECT min(first_line) AS first FROM line_groups"
+      "    WHERE file_id = (SELECT file_id FROM file) AND kind = 'training_progress' AND first_line <= ?3"
+      "    GROUP BY block_id ORDER BY block_id DESC LIMIT ?5))"
       " UNION ALL"
       " SELECT u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
       "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no <= ?3)"
       " SELECT ?2, * FROM lines ORDER BY line_no DESC LIMIT ?4");
   if (!stmt) return stmt.take_error();
-  if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}}); !s) return s.take_error();
+  int64_t blocks = 1 + (max_lines + store::kMinLineBlockRows - 1) / store::kMinLineBlockRows;
+  if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}, blocks}); !s) return s.take_error();
   std::vector<Located> out;
   std::optional<Error> err;
   while (stmt->step(&err)) out.push_back(read_located(*stmt));

@@ -107,6 +107,8 @@ size_t LineEncoder::group_of(const recognize::UnparsedLine& u, LineKind kind) {
 
 LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::TrainingProgress* progress) {
   LineKind kind = progress != nullptr ? LineKind::kProgress : LineKind::kUnparsed;
+  // A block is numbered when it opens: references to its lines need the number.
+  if (block_.rows == 0 && block_.groups.empty()) block_.seq = (*next_block_)++;
   size_t index = group_of(u, kind);
   // Lines arrive in file order but for a block the recognizer gave up on,
   // released late: a group's and a block's bounds are their least and greatest.
@@ -148,7 +150,7 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
     put_double(body_, progress->epoch);
     put_double(body_, progress->loss);
   }
-  LineRef ref{next_seq_, static_cast<int64_t>(index), block_.rows - 1};
+  LineRef ref{block_.seq, static_cast<int64_t>(index), block_.rows - 1};
   if (block_.rows >= kLineBlockRows || text_bytes_ >= kLineBlockTextBytes) close_block();
   return ref;
 }
@@ -168,7 +170,6 @@ void LineEncoder::close_block() {
   // Compressing into a buffer of ZSTD_compressBound cannot fail but for memory.
   if (ZSTD_isError(n)) throw std::bad_alloc();
   block_.data.resize(n);
-  block_.seq = next_seq_++;
   done_.blocks.push_back(std::move(block_));
   block_ = LineBlock{};
   groups_by_key_.clear();
@@ -288,19 +289,21 @@ bool is_progress(const recognize::Event& e) { return e.kind == recognize::EventK
 }  // namespace
 
 void LineSink::add(recognize::Rows& rows) {
-  // Both lists are in line order: merged, the blocks keep the file's order.
-  auto& unparsed = rows.unparsed;
-  size_t u = 0;
   for (const recognize::Event& e : rows.events) {
     if (!is_progress(e)) continue;
-    for (; u < unparsed.size() && unparsed[u].line_no < e.line_no; ++u) encoder_.add(unparsed[u]);
     recognize::UnparsedLine line = as_line(e);
     const auto& p = std::get<recognize::TrainingProgress>(e.detail);
-    tally(line, p, encoder_.add(line, &p));
+    tally(line, p, progress_.add(line, &p));
   }
-  for (; u < unparsed.size(); ++u) encoder_.add(unparsed[u]);
-  unparsed.clear();
   std::erase_if(rows.events, is_progress);
+  for (const recognize::UnparsedLine& u : rows.unparsed) unparsed_.add(u);
+  rows.unparsed.clear();
+}
+
+EncodedLines LineSink::take_lines() {
+  EncodedLines out = unparsed_.take();
+  for (LineBlock& b : progress_.take().blocks) out.blocks.push_back(std::move(b));
+  return out;
 }
 
 // The tests diagnose's queries made of the rows (a unit not said counts

@@ -179,7 +179,7 @@ TEST(LineBlocks, DamageIsReportedNotDecoded) {
 
 // The parsing thread's side: progress events and unparsed lines leave the
 // rows for the blocks, in line order, and each stream's tally is kept.
-TEST(LineSink, EncodesProgressAndUnparsedLinesInLineOrderAndTalliesTheStreams) {
+TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   recognize::Rows rows;
   auto unparsed = [](int64_t n) {
     UnparsedLine u;
@@ -210,11 +210,20 @@ TEST(LineSink, EncodesProgressAndUnparsedLinesInLineOrderAndTalliesTheStreams) {
   EXPECT_TRUE(rows.unparsed.empty());
   auto streams = sink.take_streams();
   EncodedLines e = sink.take_lines();
-  ASSERT_EQ(e.blocks.size(), 1u);
-  LineBlockReader reader(e.blocks[0].data);
-  std::vector<int64_t> order;
-  for (BlockLine l; reader.next(l);) order.push_back(l.line_no);
-  EXPECT_EQ(order, (std::vector<int64_t>{1, 2, 3, 5, 6}));
+  // A block per kind, numbered apart, each in line order.
+  ASSERT_EQ(e.blocks.size(), 2u);
+  auto lines_of = [](const LineBlock& b) {
+    LineBlockReader reader(b.data);
+    std::vector<int64_t> order;
+    for (BlockLine l; reader.next(l);) order.push_back(l.line_no);
+    return order;
+  };
+  const LineBlock& unparsed_block = e.blocks[0].groups.at(0).kind == LineKind::kUnparsed ? e.blocks[0] : e.blocks[1];
+  const LineBlock& progress_block = &unparsed_block == &e.blocks[0] ? e.blocks[1] : e.blocks[0];
+  EXPECT_EQ(lines_of(unparsed_block), (std::vector<int64_t>{2, 6}));
+  EXPECT_EQ(lines_of(progress_block), (std::vector<int64_t>{1, 3, 5}));
+  EXPECT_NE(unparsed_block.seq, progress_block.seq);
+  for (const ProgressStream& s : streams) EXPECT_EQ(s.last_bar.block_seq, progress_block.seq);
   // Two streams (bars with and without a label), both of rank 2.
   ASSERT_EQ(streams.size(), 2u);
   const ProgressStream& epoch = streams[0].label == "Epoch 1" ? streams[0] : streams[1];

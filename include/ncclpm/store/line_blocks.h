@@ -45,6 +45,11 @@ namespace ncclpm::store {
 inline constexpr int64_t kLineBlockRows = 8192;
 /// A block is closed once its texts reach this many bytes, whatever its rows.
 inline constexpr size_t kLineBlockTextBytes = 1 << 20;
+/// So every block but a file's last of a kind holds at least this many lines
+/// (a line's text is at most kMaxEventTextBytes): what bounds a search for
+/// the last lines before a point to a few blocks.
+inline constexpr int64_t kMinLineBlockRows =
+    static_cast<int64_t>(kLineBlockTextBytes / recognize::kMaxEventTextBytes);
 
 /// What a stored line is; a group holds lines of one kind.
 enum class LineKind { kUnparsed, kProgress };
@@ -86,6 +91,11 @@ struct LineRef {
 /// Encodes the stored lines of one file, in line order.
 class LineEncoder {
  public:
+  /// `next_block`: where the file's blocks are numbered (LineBlock::seq), when
+  /// several encoders share the numbers; null: this one's own.
+  explicit LineEncoder(int64_t* next_block = nullptr) : next_block_(next_block != nullptr ? next_block : &own_next_) {}
+  LineEncoder(const LineEncoder&) = delete;
+  LineEncoder& operator=(const LineEncoder&) = delete;
   /// A line no parser typed, or (`progress` set) a progress line.
   LineRef add(const recognize::UnparsedLine& line, const recognize::TrainingProgress* progress = nullptr);
   /// The blocks finished so far, the open one included.
@@ -98,7 +108,8 @@ class LineEncoder {
   size_t group_of(const recognize::UnparsedLine& line, LineKind kind);
 
   EncodedLines done_;
-  int64_t next_seq_ = 0;
+  int64_t own_next_ = 0;
+  int64_t* next_block_;
   int64_t pending_rows_ = 0;
   LineBlock block_;  // the open block
   std::unordered_map<std::string, std::vector<size_t>> groups_by_key_;  // its groups by attribution
@@ -150,14 +161,17 @@ struct ProgressStream {
 class LineSink {
  public:
   void add(recognize::Rows& rows);
-  EncodedLines take_lines() { return encoder_.take(); }
-  int64_t pending_rows() const { return encoder_.pending_rows(); }
+  EncodedLines take_lines();
+  int64_t pending_rows() const { return unparsed_.pending_rows() + progress_.pending_rows(); }
   /// The file's streams; call once, at its end.
   std::vector<ProgressStream> take_streams();
 
  private:
   void tally(const recognize::UnparsedLine& line, const recognize::TrainingProgress& p, LineRef ref);
-  LineEncoder encoder_;
+  // Each kind in blocks of its own: a scan of the few unparsed lines of an
+  // app-heavy job decodes none of its millions of progress lines.
+  int64_t next_block_ = 0;
+  LineEncoder unparsed_{&next_block_}, progress_{&next_block_};
   std::vector<ProgressStream> streams_;
   size_t last_stream_ = 0;  // a file's progress lines mostly come from one stream in a row
 };
