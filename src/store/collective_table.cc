@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ncclpm/store/collective_blocks.h"
+#include "read_only_table.h"
 
 namespace ncclpm::store {
 namespace {
@@ -38,6 +39,7 @@ struct Cursor {
   int64_t job_id = 0, file_id = 0, block_id = 0, row_in_block = -1;
   std::unique_ptr<CollectiveBlockReader> reader;
   CollectiveRow row;
+  ~Cursor() { sqlite3_finalize(blocks); }
 };
 
 int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char** err) {
@@ -52,11 +54,6 @@ int connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, cha
   auto* t = new Table();
   t->db = db;
   *out = &t->base;
-  return SQLITE_OK;
-}
-
-int disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Table*>(v);
   return SQLITE_OK;
 }
 
@@ -86,24 +83,9 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
-int open_cursor(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new Cursor())->base;
-  return SQLITE_OK;
-}
-
-int close_cursor(sqlite3_vtab_cursor* c) {
-  auto* cur = reinterpret_cast<Cursor*>(c);
-  sqlite3_finalize(cur->blocks);
-  delete cur;
-  return SQLITE_OK;
-}
-
 int fail(Cursor* cur, int rc, const std::string& what) {
-  sqlite3_vtab* v = cur->base.pVtab;
-  sqlite3_free(v->zErrMsg);
-  v->zErrMsg = sqlite3_mprintf("%s", what.c_str());
   cur->eof = true;
-  return rc;
+  return read_only_table::fail(cur->base.pVtab, rc, what);
 }
 
 // Moves to the next row, reading the next block when this one is done.
@@ -158,15 +140,9 @@ int next(sqlite3_vtab_cursor* c) { return advance(reinterpret_cast<Cursor*>(c));
 
 int eof(sqlite3_vtab_cursor* c) { return reinterpret_cast<Cursor*>(c)->eof ? 1 : 0; }
 
-void result_int_or_null(sqlite3_context* ctx, int64_t v) {
-  if (v < 0) sqlite3_result_null(ctx);
-  else sqlite3_result_int64(ctx, v);
-}
+void result_int_or_null(sqlite3_context* ctx, int64_t v) { read_only_table::result_int(ctx, v >= 0, v); }
 
-void result_text_or_null(sqlite3_context* ctx, std::string_view s) {
-  if (s.empty()) sqlite3_result_null(ctx);
-  else sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-}
+void result_text_or_null(sqlite3_context* ctx, std::string_view s) { read_only_table::result_text(ctx, true, s); }
 
 // NULLs where the old one-row-per-line table had them: unknown time, host,
 // process, ranks and device; the numbers of the line itself are never NULL.
@@ -202,32 +178,8 @@ int rowid(sqlite3_vtab_cursor* c, sqlite3_int64* out) {
   return SQLITE_OK;
 }
 
-const sqlite3_module kModule = {
-    /* iVersion */ 0,
-    /* xCreate */ connect,
-    /* xConnect */ connect,
-    /* xBestIndex */ best_index,
-    /* xDisconnect */ disconnect,
-    /* xDestroy */ disconnect,
-    /* xOpen */ open_cursor,
-    /* xClose */ close_cursor,
-    /* xFilter */ filter,
-    /* xNext */ next,
-    /* xEof */ eof,
-    /* xColumn */ column,
-    /* xRowid */ rowid,
-    /* xUpdate: read-only */ nullptr,
-    /* xBegin */ nullptr,
-    /* xSync */ nullptr,
-    /* xCommit */ nullptr,
-    /* xRollback */ nullptr,
-    /* xFindFunction */ nullptr,
-    /* xRename */ nullptr,
-    /* xSavepoint */ nullptr,
-    /* xRelease */ nullptr,
-    /* xRollbackTo */ nullptr,
-    /* xShadowName */ nullptr,
-};
+const sqlite3_module kModule =
+    read_only_table::module<Table, Cursor>(connect, best_index, filter, next, eof, column, rowid);
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ncclpm/store/line_blocks.h"
+#include "read_only_table.h"
 
 namespace ncclpm::store {
 namespace {
@@ -79,6 +80,10 @@ struct Cursor {
   const Group* group = nullptr;  // the current line's
   BlockLine line;
   int64_t ts_us = 0;  // the line's time as stored: year given, clock corrected
+  ~Cursor() {
+    sqlite3_finalize(groups);
+    sqlite3_finalize(block);
+  }
 };
 
 int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
@@ -102,11 +107,6 @@ int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab*
   t->db = db;
   t->kind = progress ? LineKind::kProgress : LineKind::kUnparsed;
   *out = &t->base;
-  return SQLITE_OK;
-}
-
-int disconnect(sqlite3_vtab* v) {
-  delete reinterpret_cast<Table*>(v);
   return SQLITE_OK;
 }
 
@@ -150,25 +150,9 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
-int open_cursor(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = &(new Cursor())->base;
-  return SQLITE_OK;
-}
-
-int close_cursor(sqlite3_vtab_cursor* c) {
-  auto* cur = reinterpret_cast<Cursor*>(c);
-  sqlite3_finalize(cur->groups);
-  sqlite3_finalize(cur->block);
-  delete cur;
-  return SQLITE_OK;
-}
-
 int fail(Cursor* cur, int rc, const std::string& what) {
-  sqlite3_vtab* v = cur->base.pVtab;
-  sqlite3_free(v->zErrMsg);
-  v->zErrMsg = sqlite3_mprintf("%s", what.c_str());
   cur->eof = true;
-  return rc;
+  return read_only_table::fail(cur->base.pVtab, rc, what);
 }
 
 std::string column_text(sqlite3_stmt* st, int col) {
@@ -312,15 +296,8 @@ int next(sqlite3_vtab_cursor* c) { return advance(reinterpret_cast<Cursor*>(c));
 
 int eof(sqlite3_vtab_cursor* c) { return reinterpret_cast<Cursor*>(c)->eof ? 1 : 0; }
 
-void result_text(sqlite3_context* ctx, bool present, std::string_view s) {
-  if (!present || s.empty()) sqlite3_result_null(ctx);
-  else sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
-}
-
-void result_int(sqlite3_context* ctx, bool present, int64_t v) {
-  if (present) sqlite3_result_int64(ctx, v);
-  else sqlite3_result_null(ctx);
-}
+using read_only_table::result_int;
+using read_only_table::result_text;
 
 // -1 is what a parser gives a number the line did not say.
 void result_real(sqlite3_context* ctx, bool present, double v) {
@@ -366,32 +343,8 @@ int rowid(sqlite3_vtab_cursor* c, sqlite3_int64* out) {
   return SQLITE_OK;
 }
 
-const sqlite3_module kModule = {
-    /* iVersion */ 0,
-    /* xCreate */ connect,
-    /* xConnect */ connect,
-    /* xBestIndex */ best_index,
-    /* xDisconnect */ disconnect,
-    /* xDestroy */ disconnect,
-    /* xOpen */ open_cursor,
-    /* xClose */ close_cursor,
-    /* xFilter */ filter,
-    /* xNext */ next,
-    /* xEof */ eof,
-    /* xColumn */ column,
-    /* xRowid */ rowid,
-    /* xUpdate: read-only */ nullptr,
-    /* xBegin */ nullptr,
-    /* xSync */ nullptr,
-    /* xCommit */ nullptr,
-    /* xRollback */ nullptr,
-    /* xFindFunction */ nullptr,
-    /* xRename */ nullptr,
-    /* xSavepoint */ nullptr,
-    /* xRelease */ nullptr,
-    /* xRollbackTo */ nullptr,
-    /* xShadowName */ nullptr,
-};
+const sqlite3_module kModule =
+    read_only_table::module<Table, Cursor>(connect, best_index, filter, next, eof, column, rowid);
 
 void stored_time_function(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
