@@ -332,6 +332,32 @@ TEST_F(LineTable, ProgressLinesComeBackWithTheFieldsTheirParserRead) {
             "5 50 50 50");
 }
 
+TEST_F(LineTable, IsReadOnlyAndNamesADamagedOrMissingBlock) {
+  db_ = Connection();  // the fixture's reader lets go of the file
+  auto db = Connection::open(tmp_ / "t.db", false);
+  ASSERT_TRUE(db);
+  for (const char* table : {"unparsed_lines", "training_progress"}) {
+    Status del = db->exec(std::string("DELETE FROM ") + table);
+    ASSERT_FALSE(del) << table;
+    EXPECT_NE(del.error().message.find(std::string(table) + " may not be modified"), std::string::npos)
+        << del.error().message;
+  }
+  auto block = db->scalar_int("SELECT min(block_id) FROM line_blocks b WHERE EXISTS"
+                              " (SELECT 1 FROM line_groups g WHERE g.block_id = b.block_id AND g.kind = 'unparsed')");
+  ASSERT_TRUE(block);
+  std::string id = std::to_string(*block);
+  ASSERT_TRUE(db->exec("UPDATE line_blocks SET data = substr(data, 1, length(data) - 4) WHERE block_id = " + id));
+  auto n = db->scalar_int("SELECT count(*) FROM unparsed_lines");
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("line block " + id + " of file"), std::string::npos) << n.error().message;
+  EXPECT_NE(n.error().message.find("is damaged: does not decompress"), std::string::npos) << n.error().message;
+  ASSERT_TRUE(db->exec("DELETE FROM line_blocks WHERE block_id = " + id));
+  n = db->scalar_int("SELECT count(*) FROM unparsed_lines");
+  ASSERT_FALSE(n);
+  EXPECT_NE(n.error().message.find("line block " + id + " of file"), std::string::npos) << n.error().message;
+  EXPECT_NE(n.error().message.find("is missing"), std::string::npos) << n.error().message;
+}
+
 TEST_F(LineTable, FiveThousandLinesTakeLessRoomThanTheirText) {
   // 5,000 lines of about 45 bytes: 225 kB as rows; compressed, a few kB.
   EXPECT_LT(count("SELECT sum(length(data)) FROM line_blocks"), 40000);
