@@ -383,6 +383,13 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
   return std::move((*tails)[rank]);
 }
 
+std::string last_blocks_bound_sql(const char* kind, const std::string& file, const std::string& upto,
+                                  const std::string& blocks) {
+  return "(SELECT coalesce(min(first), 0) FROM (SELECT min(first_line) AS first FROM line_groups WHERE file_id = " +
+         file + " AND kind = '" + kind + "' AND first_line <= " + upto + " GROUP BY block_id ORDER BY block_id DESC"
+         " LIMIT " + blocks + "))";
+}
+
 Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id, const Located& at, int max_lines) {
   // By file_id, so the events' (file_id, line_no) index and the line groups'
   // find the lines: this runs once per file that timed out, thousands on a big job.
@@ -394,12 +401,9 @@ Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id,
       "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
       " UNION ALL"
       " SELECT p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text FROM training_progress p"
-      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3 AND p.line_no >= ("
-      // The last ?5 progress blocks that begin before hold the lines wanted:
-      // the file's others are not decoded.
-      "   SELECT coalesce(min(first), 0) FROM (SELECT min(first_line) AS first FROM line_groups"
-      "    WHERE file_id = (SELECT file_id FROM file) AND kind = 'training_progress' AND first_line <= ?3"
-      "    GROUP BY block_id ORDER BY block_id DESC LIMIT ?5))"
+      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3 AND p.line_no >= " +
+      // The last ?5 progress blocks up to the line hold the lines wanted.
+      last_blocks_bound_sql("training_progress", "(SELECT file_id FROM file)", "?3", "?5") +
       " UNION ALL"
       " SELECT u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
       "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no <= ?3)"

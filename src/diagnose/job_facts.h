@@ -207,6 +207,15 @@ Result<std::vector<Located>> rank_tail(store::Connection& db, int64_t job_id, in
 Result<std::map<int, std::vector<Located>>> rank_tails(store::Connection& db, int64_t job_id,
                                                        const std::set<int>& ranks, int max_lines);
 
+/// SQL (an expression) for a bound below which a file's last stored lines of
+/// `kind` up to a line need not be looked for: the first line of the last
+/// `blocks` blocks of that kind that hold a line at or before `upto` (0 when
+/// none). With it, the virtual table decodes those blocks only. `file`,
+/// `upto` and `blocks` are SQL expressions. Every block but a file's last of
+/// a kind holds store::kMinLineBlockRows lines or more.
+std::string last_blocks_bound_sql(const char* kind, const std::string& file, const std::string& upto,
+                                  const std::string& blocks);
+
 /// The last lines of `at`'s file up to it (not channel or init chatter):
 /// what the job was doing just before a timeout, when no culprit is known.
 /// `at` itself is included: a progress bar is often glued in front of it.

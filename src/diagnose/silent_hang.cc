@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "job_facts.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::diagnose {
@@ -78,13 +79,12 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
       "SELECT end_line, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text FROM events"
       " WHERE file_id = ?1 AND line_no < ?2 ORDER BY line_no DESC LIMIT 1");
   if (!last_event) return last_event.take_error();
-  // The stored lines' last one is in or after the last group that begins
-  // before: the bound keeps the table from decoding the file's other blocks.
+  // The stored lines' last one before is in the last block that holds a
+  // line before: the file's other blocks are not decoded.
   auto last_stored = [&](const char* table, const char* kind) {
     return db.prepare(std::string("SELECT line_no, coalesce(rank, -1), coalesce(host, ''), coalesce(ts_us, 0), text"
-                                  " FROM ") + table + " WHERE file_id = ?1 AND line_no < ?2 AND line_no >= ("
-                      "SELECT coalesce(max(first_line), 0) FROM line_groups WHERE file_id = ?1 AND kind = '" + kind +
-                      "' AND first_line < ?2) ORDER BY line_no DESC LIMIT 1");
+                                  " FROM ") + table + " WHERE file_id = ?1 AND line_no < ?2 AND line_no >= " +
+                      last_blocks_bound_sql(kind, "?1", "?2 - 1", "1") + " ORDER BY line_no DESC LIMIT 1");
   };
   auto last_unparsed = last_stored("unparsed_lines", "unparsed");
   if (!last_unparsed) return last_unparsed.take_error();

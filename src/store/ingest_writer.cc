@@ -29,13 +29,10 @@ std::string now_text() {
   return buf;
 }
 
-// SQLite TEXT must be valid UTF-8, and NUL bytes cut C strings short: logs
-// have both. Invalid bytes and NULs become U+FFFD.
+// Logs hold invalid UTF-8 and NUL bytes; SQLite TEXT may not. Empty is NULL.
 Value text(std::string_view s) {
   if (s.empty()) return Value();
-  std::string out = util::to_valid_utf8(s);
-  for (size_t at; (at = out.find('\0')) != std::string::npos;) out.replace(at, 1, "\xEF\xBF\xBD");
-  return Value(std::move(out));
+  return Value(util::to_sqlite_text(s));
 }
 
 // A killed ingest leaves its temporary database ("X.tmp-<pid>") behind; the

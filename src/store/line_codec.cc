@@ -24,14 +24,6 @@ constexpr int kCompressionLevel = 3;
 // A damaged block could claim any size: no block of ours decompresses to more.
 constexpr unsigned long long kMaxBodyBytes = 64ull << 20;
 
-// SQLite TEXT must be valid UTF-8, and NUL bytes cut C strings short: logs
-// have both. Invalid bytes and NULs become U+FFFD.
-std::string clean_text(std::string_view s) {
-  std::string out = util::to_valid_utf8(s);
-  for (size_t at; (at = out.find('\0')) != std::string::npos;) out.replace(at, 1, "\xEF\xBF\xBD");
-  return out;
-}
-
 void put_text(std::string& out, std::string_view s) {
   put_varint(out, s.size());
   out += s;
@@ -136,14 +128,14 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
   } else {
     put_varint(body_, 0);
   }
-  std::string text = clean_text(u.text);
+  std::string text = util::to_sqlite_text(u.text);
   put_text(body_, text);
   text_bytes_ += text.size();
   put_varint(body_, progress != nullptr ? 1 : 0);
   if (progress != nullptr) {
-    put_text(body_, clean_text(progress->source));
-    put_text(body_, clean_text(progress->label));
-    put_text(body_, clean_text(progress->unit));
+    put_text(body_, util::to_sqlite_text(progress->source));
+    put_text(body_, util::to_sqlite_text(progress->label));
+    put_text(body_, util::to_sqlite_text(progress->unit));
     put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->step, -1) + 1));
     put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->total, -1) + 1));
     put_double(body_, progress->seconds_per_step);
@@ -334,7 +326,7 @@ void LineSink::tally(const recognize::UnparsedLine& u, const recognize::Training
     s.last_bar = ref;
     s.last_bar_line = u.line_no;
     s.last_bar_ts_us = u.ts_us;
-    s.last_bar_text = clean_text(u.text);
+    s.last_bar_text = u.text;  // cleaned when stored
     s.last_bar_step = p.step;
     s.last_bar_total = p.total;
     s.last_bar_seconds_per_step = p.seconds_per_step;

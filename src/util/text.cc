@@ -143,6 +143,12 @@ bool is_valid_utf8(std::string_view s) {
   return true;
 }
 
+std::string to_sqlite_text(std::string_view s) {
+  std::string out = to_valid_utf8(s);
+  for (size_t at; (at = out.find('\0')) != std::string::npos;) out.replace(at, 1, "\xEF\xBF\xBD");
+  return out;
+}
+
 std::string to_valid_utf8(std::string_view s) {
   if (is_valid_utf8(s)) return std::string(s);
   std::string out;

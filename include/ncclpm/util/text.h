@@ -50,6 +50,9 @@ std::string strip_ansi(std::string_view s);
 /// Returns `s` with every invalid UTF-8 sequence replaced by U+FFFD, so it can
 /// be stored as SQLite TEXT; `s` itself when it is already valid.
 std::string to_valid_utf8(std::string_view s);
+/// `s` as SQLite TEXT can hold it: valid UTF-8, and NUL bytes (which cut C
+/// strings short) replaced by U+FFFD too.
+std::string to_sqlite_text(std::string_view s);
 bool is_valid_utf8(std::string_view s);
 
 /// Cuts `s` to at most `max_bytes` without splitting a UTF-8 sequence.
