@@ -118,12 +118,12 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
   block_.last_line = std::max(block_.last_line, u.line_no);
   ++block_.rows;
   ++pending_rows_;
-  put_varint(body_, zigzag(static_cast<uint64_t>(u.line_no - previous_line_)));
-  put_varint(body_, zigzag(static_cast<uint64_t>(u.byte_offset - previous_offset_)));
+  put_varint(body_, zigzag_difference(u.line_no, previous_line_));
+  put_varint(body_, zigzag_difference(u.byte_offset, previous_offset_));
   previous_line_ = u.line_no;
   previous_offset_ = u.byte_offset;
   if (u.ts_us != 0) {
-    put_varint(body_, zigzag(static_cast<uint64_t>(u.ts_us - previous_ts_)) << 1 | 1);
+    put_varint(body_, zigzag_difference(u.ts_us, previous_ts_) << 1 | 1);
     previous_ts_ = u.ts_us;
   } else {
     put_varint(body_, 0);
@@ -136,8 +136,8 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
     put_text(body_, util::to_sqlite_text(progress->source));
     put_text(body_, util::to_sqlite_text(progress->label));
     put_text(body_, util::to_sqlite_text(progress->unit));
-    put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->step, -1) + 1));
-    put_varint(body_, static_cast<uint64_t>(std::max<int64_t>(progress->total, -1) + 1));
+    put_varint(body_, to_count(progress->step));
+    put_varint(body_, to_count(progress->total));
     put_double(body_, progress->seconds_per_step);
     put_double(body_, progress->epoch);
     put_double(body_, progress->loss);
@@ -210,10 +210,10 @@ bool LineBlockReader::next(BlockLine& out) {
     return false;
   }
   last_.group = static_cast<int64_t>(group);
-  last_.line_no += static_cast<int64_t>(unzigzag(line));
-  last_.byte_offset += static_cast<int64_t>(unzigzag(offset));
+  last_.line_no = add_difference(last_.line_no, line);
+  last_.byte_offset = add_difference(last_.byte_offset, offset);
   // A row without a time leaves the last time as the base of the next one's.
-  if (ts & 1) previous_ts_ += static_cast<int64_t>(unzigzag(ts >> 1));
+  if (ts & 1) previous_ts_ = add_difference(previous_ts_, ts >> 1);
   last_.ts_us = (ts & 1) ? previous_ts_ : 0;
   last_.text = std::string_view(body_).substr(at_, length);
   at_ += length;
@@ -250,8 +250,8 @@ bool LineBlockReader::read_progress(BlockProgress& p) {
   if (!read_text(p.source) || !read_text(p.label) || !read_text(p.unit) || !read_varint(body_, at_, step) ||
       !read_varint(body_, at_, total))
     return false;
-  p.step = static_cast<int64_t>(step) - 1;
-  p.total = static_cast<int64_t>(total) - 1;
+  p.step = from_count(step);
+  p.total = from_count(total);
   return read_double(p.seconds_per_step) && read_double(p.epoch) && read_double(p.loss);
 }
 

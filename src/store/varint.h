@@ -46,4 +46,20 @@ inline uint64_t zigzag(uint64_t difference) {
 }
 inline uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (~(z & 1) + 1); }
 
+/// `now - before` as a zigzag number. Both are signed values read from logs
+/// (a fuzzed line can say any time or step), so the difference wraps rather
+/// than overflowing; add_difference undoes it exactly.
+inline uint64_t zigzag_difference(int64_t now, int64_t before) {
+  return zigzag(static_cast<uint64_t>(now) - static_cast<uint64_t>(before));
+}
+inline int64_t add_difference(int64_t base, uint64_t zigzagged) {
+  return static_cast<int64_t>(static_cast<uint64_t>(base) + unzigzag(zigzagged));
+}
+
+/// A count that may be -1 for "not said" (a step, a total) as an unsigned
+/// number, -1 and below as 0; from_count undoes it. Unsigned, so that the
+/// largest count does not overflow.
+inline uint64_t to_count(int64_t v) { return v < 0 ? 0 : static_cast<uint64_t>(v) + 1; }
+inline int64_t from_count(uint64_t v) { return static_cast<int64_t>(v - 1); }
+
 }  // namespace ncclpm::store

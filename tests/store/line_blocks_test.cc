@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 #include "ncclpm/ingest/ingest.h"
@@ -67,6 +68,43 @@ recognize::TrainingProgress bar(int64_t step) {
   p.seconds_per_step = step % 3 == 0 ? -1 : 1.25;
   p.loss = 0.5;
   return p;
+}
+
+// A log can say any number: a tqdm total of 10^60 saturates to INT64_MAX,
+// and consecutive lines may jump from one end of the range to the other. The
+// differences wrap instead of overflowing, and every value comes back.
+TEST(LineBlocks, ExtremeNumbersSurviveTheRoundTrip) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kEarliest = -(int64_t{1} << 60);  // times span any 4-digit year and more
+  constexpr int64_t kLatest = int64_t{1} << 60;
+  const std::vector<std::pair<int64_t, int64_t>> steps_and_totals = {
+      {kMax, kMax}, {-1, -1}, {0, kMax}, {kMax - 1, 0}, {-7, kMax}};
+  LineEncoder enc;
+  for (size_t i = 0; i < steps_and_totals.size(); ++i) {
+    UnparsedLine u;
+    u.line_no = i % 2 == 0 ? kMax - static_cast<int64_t>(i) : 1;
+    u.byte_offset = i % 2 == 0 ? 0 : kMax;
+    u.ts_us = i % 2 == 0 ? kEarliest : kLatest;
+    u.text = "bar " + std::to_string(i);
+    auto p = bar(0);
+    p.step = steps_and_totals[i].first;
+    p.total = steps_and_totals[i].second;
+    enc.add(u, &p);
+  }
+  EncodedLines e = enc.take();
+  ASSERT_EQ(e.blocks.size(), 1u);
+  LineBlockReader reader(e.blocks[0].data);
+  size_t i = 0;
+  for (BlockLine l; reader.next(l); ++i) {
+    SCOPED_TRACE("line " + std::to_string(i));
+    EXPECT_EQ(l.line_no, i % 2 == 0 ? kMax - static_cast<int64_t>(i) : 1);
+    EXPECT_EQ(l.byte_offset, i % 2 == 0 ? 0 : kMax);
+    EXPECT_EQ(l.ts_us, i % 2 == 0 ? kEarliest : kLatest);
+    EXPECT_EQ(l.progress.step, std::max<int64_t>(steps_and_totals[i].first, -1));
+    EXPECT_EQ(l.progress.total, std::max<int64_t>(steps_and_totals[i].second, -1));
+  }
+  EXPECT_TRUE(reader.error().empty()) << reader.error();
+  EXPECT_EQ(i, steps_and_totals.size());
 }
 
 TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {

@@ -22,10 +22,13 @@
 // Block body (version 1), all integers LEB128 varints, before compression:
 //   version=1, rows, then per row: its group's number in the block (from 0),
 //   line number and byte offset as zigzag
-//   differences from the row before; the time as (zigzag difference from the
-//   last timed row) << 1 | 1, or 0 when the line has no time; the text's
+//   differences from the row before (computed wrapping, so any value comes
+//   back); the time as (zigzag difference from the last timed row) << 1 | 1,
+//   or 0 when the line has no time (times within +-2^60 us (36,000 years) of 1970, which
+//   every printed date is, keep the shift exact); the text's
 //   length, then its bytes; then 0, or 1 and a progress line's fields:
-//   source, label and unit (each length, bytes), step + 1, total + 1, and
+//   source, label and unit (each length, bytes), step + 1 and total + 1
+//   (0 when not said), and
 //   seconds per step, epoch and loss as IEEE doubles (8 bytes, little-endian).
 #pragma once
 
