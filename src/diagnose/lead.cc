@@ -12,6 +12,8 @@
 namespace ncclpm::diagnose {
 namespace {
 
+bool names_startup_step(std::string_view line);
+
 constexpr size_t kCascadeLines = 5;
 
 // Event kinds that are failures whatever their words.
@@ -30,6 +32,9 @@ const RE2& error_words() {
       R"(\b[A-Z]\w*(?:Error|Exception)\b|\bERROR\b|\bFATAL\b|\b[Ee]rror:|\bfailed\b|\bfailure\b|Segmentation fault|)"
       R"(core dumped|\bKilled\b|CANCELLED|\bSIG(?:TERM|KILL|SEGV|ABRT|BUS)\b|exitcode\s*:\s*-?[1-9]|)"
       R"(exit code:? -?[1-9]|non-zero exit|has been aborted|\bXid\b|timed out|[Ww]atchdog caught|)"
+      // A crash handler's banner, its signal's name maybe on a later line
+      // (Open MPI's and UCX's: "*** Process received signal ***", "Caught signal 11").
+      R"(\*\*\* Process received signal|Caught signal \d+|)"
       // A network's failed work completion, whatever transport or plugin printed it.
       R"(Got completion (?:from peer \S+ )?with (?:error|status))");
   return kRe;
@@ -135,6 +140,12 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
   auto [line, entry] = telling_named_line(at.text, kind, catalog);
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
+  // PyTorch's "NCCL error in: ..." says only the result; NCCL's own words
+  // under "Last error:" may name the step that failed. (A traceback's frames
+  // name the code it passed through, not a step that failed.)
+  if (kind != "traceback")
+    for (std::string_view l : util::split(at.text, '\n'))
+      e.detail_names_startup = e.detail_names_startup || (l.data() != line.data() && names_startup_step(l));
   if (const vocab::CatalogEntry* c = entry) {
     if (!c->is_error() && !error_kind(kind)) return std::nullopt;
     e.category = c->category;
@@ -348,7 +359,9 @@ namespace {
 struct InitProgress {
   std::map<int, std::vector<std::string>> by_stage;  // stage -> "rank 3 (host)"
   std::map<std::pair<int, std::string>, int> stage_of;  // (rank, host) -> stage
+  std::set<std::string> hosts;  // hosts where a process logged its NCCL start-up
   bool any_complete = false;
+  bool trained = false;  // the training loop printed progress, or NCCL logged collectives
 };
 
 Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& facts) {
@@ -370,33 +383,33 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
     if (l.rank < 0 && host.empty()) continue;  // a process nobody can name (a paste without prefixes)
     int& known = p.stage_of[{l.rank, host}];
     known = std::max(known, stage);
+    if (!host.empty()) p.hosts.insert(host);
     int64_t pid = stmt->column_int(2);
     add_once(p.by_stage[stage], l.rank >= 0 ? where(l, facts) : host + (pid >= 0 ? " pid " + std::to_string(pid) : ""));
   }
   if (err) return *err;
+  auto progress_streams = db.scalar_int("SELECT count(*) FROM progress_streams WHERE job_id = ?1", {facts.job_id});
+  if (!progress_streams) return progress_streams.take_error();
+  p.trained = *progress_streams > 0 || !facts.coll_stats.empty();
   return p;
 }
 
-// An error on the start-up path: its words name it, NCCL prints it only
-// while setting a communicator up, or its category is a start-up one. A
-// client connects to the c10d store only when it joins the job, so its
-// connect failing is a start-up failure too (a socket error by category).
-bool on_startup_path(const ErrorLine& e) {
+// Words of a start-up step: the calls and files of communicator set-up and
+// of joining the job, and what NCCL does only while connecting a communicator.
+bool names_startup_step(std::string_view line) {
   static const RE2 kInitPath(
       R"(init\.cc|ncclCommInit|[Bb]ootstrap|ncclCommSplit|[Rr]endezvous|TCPStore|DistStoreError|init_process_group|)"
       R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group|)"
       R"(client socket (?:has failed to connect|has timed out after \S+ while trying to connect|cannot be initialized)|)"
-      R"(TCP client failed to connect|connection to the C10d store)");
-  // NCCL prints these files' messages only while a communicator is being set
-  // up: its init, bootstrap, topology and graph search, transport and proxy
-  // connection setup, NVLS buffers.
-  static const RE2 kInitSource(
-      R"(^src/(?:init\.cc|bootstrap\.cc|graph/|transport\.cc|proxy\.cc|channel\.cc|transport/nvls\.cc|)"
-      R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc|include/shm\.h))");
+      R"(TCP client failed to connect|connection to the C10d store|)"
+      // PyTorch's NCCLComm wrapper (NCCLUtils.hpp, NCCLUtils.cpp from 2.6)
+      // checks the calls that create and split a communicator, which PyTorch
+      // makes at a rank's first collective; its other checked calls (abort,
+      // finalize, buffer registration) seldom fail.
+      R"(NCCL error in: \S*NCCLUtils\.(?:hpp|cpp):\d+|Exception raised from (?:create|split)\w* at \S*NCCLUtils)");
   // What NCCL does only while connecting a communicator, whichever file of
   // whichever release prints it: picking a network interface, creating,
-  // binding and listening on its sockets, opening a connection that nobody
-  // listens for (refused), creating and sizing the shared-memory segments of
+  // binding and listening on its sockets, opening a connection, creating and sizing the shared-memory segments of
   // its SHM transport and proxy. (Tearing them down, and a peer closing a
   // connection, happen at any time and are not here; a process that printed
   // Init COMPLETE is not counted whatever it says.)
@@ -405,8 +418,29 @@ bool on_startup_path(const ErrorLine& e) {
       R"((?:listening )?interface found|(?:creating|attaching to) shared memory segment|failed to extend \S*/dev/shm|)"
       R"(failed to create shared memory file|Call to (?:posix_fallocate|shm_open|mmap) failed|)"
       R"(failed ?: Connection refused|)"
+      // NCCL's socket connect, whatever the reason it failed: bootstrap,
+      // socket transport and proxy connect only while setting up (every
+      // release: "Connect to %s failed : %s", "socketStartConnect: ...",
+      // "socketPollConnect to %s failed with error %s")
+      R"(\bConnect to \S+ (?:failed|returned)|socketPollConnect to \S+ failed|)"
       // the proxy thread setting up a connection for its rank
       R"(operation[= ]Connect\b)");
+  re2::StringPiece l(line.data(), line.size());
+  return RE2::PartialMatch(l, kInitPath) || RE2::PartialMatch(l, kSetupStep);
+}
+
+// An error on the start-up path: its words name it (or those of the NCCL
+// detail under it), NCCL prints it only while setting a communicator up, or
+// its category is a start-up one. A client connects to the c10d store only
+// when it joins the job, so its connect failing is a start-up failure too (a
+// socket error by category).
+bool on_startup_path(const ErrorLine& e) {
+  // NCCL prints these files' messages only while a communicator is being set
+  // up: its init, bootstrap, topology and graph search, transport and proxy
+  // connection setup, NVLS buffers.
+  static const RE2 kInitSource(
+      R"(^src/(?:init\.cc|bootstrap\.cc|graph/|transport\.cc|proxy\.cc|channel\.cc|transport/nvls\.cc|)"
+      R"(transport/p2p\.cc|transport/shm\.cc|misc/shmutils\.cc|include/shm\.h))");
   // A frame of a cut traceback says where code ran, not that it failed there.
   if (e.named_by.starts_with("frames of")) return false;
   // Those files also print, at any time, a report of a peer that went away
@@ -414,8 +448,8 @@ bool on_startup_path(const ErrorLine& e) {
   // hang of a mismatched collective (init.cc, 2.4-2.7): not start-up steps.
   bool setup_file = e.catalog == "nccl" && RE2::PartialMatch(e.source, kInitSource) && e.role != "consequence" &&
                     e.category != "desync";
-  return RE2::PartialMatch(e.at.text, kInitPath) || setup_file || RE2::PartialMatch(e.at.text, kSetupStep) ||
-         e.category == "duplicate_gpu" || e.category == "init_failure";
+  return names_startup_step(e.at.text) || e.detail_names_startup || setup_file || e.category == "duplicate_gpu" ||
+         e.category == "init_failure";
 }
 
 // "rank 0 (a), rank 1 (a) printed Init COMPLETE; b pid 7 loaded NCCL"
@@ -489,7 +523,16 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
     bool nccl_error = e.kind == "nccl_warn" || e.kind == "nccl_error_trace" || e.kind == "nccl_error_surfaced" ||
                       e.printed_by_nccl;
     bool never_complete = !progress->by_stage.empty() && !progress->any_complete;
-    if (on_startup_path(e) || (nccl_error && never_complete)) {
+    // Any failure (a crash signal, an exception) of a host whose processes
+    // logged their NCCL start-up while no process ever printed Init COMPLETE,
+    // in a job that never trained: it died starting. (A job that trained
+    // formed its communicators; its start-up lines are another one's, or the
+    // paste skipped the middle.)
+    std::string host = host_of(e.at, facts);
+    bool died_starting = never_complete && !progress->trained &&
+                         (progress->hosts.empty() || progress->hosts.count(host) > 0 ||
+                          (host.empty() && progress->hosts.size() == 1));
+    if (on_startup_path(e) || (nccl_error && never_complete) || died_starting) {
       first = &e;
       break;
     }
@@ -550,6 +593,8 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
       findings.push_back(std::move(*unseen));
     }
   }
+  // The stage the job never got past; the specific cause is its own finding
+  // (the field's reports name the cause, a socket or a setting, not the stage).
   if (!has_init) {
     auto startup = startup_failure(db, facts, *errors);
     if (!startup) return startup.take_error();

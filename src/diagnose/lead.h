@@ -36,6 +36,7 @@ struct ErrorLine {
   std::string catalog;    ///< the catalogue that named it (nccl, nccl-net-ofi, pytorch, launchers), or empty
   bool printed_by_nccl = false;  ///< that catalogue's messages come through NCCL's logger
   std::string source;     ///< the producer's source file that prints it, as the catalogue says
+  bool detail_names_startup = false;  ///< a detail line under it (NCCL's "Last error:") names a start-up step
 };
 
 enum class LineScope {
