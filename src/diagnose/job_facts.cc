@@ -392,29 +392,36 @@ std::string last_blocks_bound_sql(const char* kind, const std::string& file, con
 
 Result<std::vector<Located>> lines_before(store::Connection& db, int64_t job_id, const Located& at, int max_lines) {
   // By file_id, so the events' (file_id, line_no) index and the line groups'
-  // find the lines: this runs once per file that timed out, thousands on a big job.
+  // find the lines: this runs once per file that timed out, thousands on a big
+  // job. Lines are numbered in the file whatever their kind, so the lines
+  // wanted are among the few numbers before the stop; the window widens only
+  // where NCCL's chatter or blank lines fill it. The stored lines' tables
+  // then decode only the blocks that hold the window.
   auto stmt = db.prepare(
       "WITH file AS (SELECT file_id FROM files WHERE job_id = ?1 AND rel_path = ?2),"
       " lines AS ("
       " SELECT e.line_no, e.rank, e.host, coalesce(e.ts_us, 0) AS ts, e.text FROM events e"
-      "  WHERE e.file_id = (SELECT file_id FROM file) AND e.line_no <= ?3"
+      "  WHERE e.file_id = (SELECT file_id FROM file) AND e.line_no BETWEEN ?5 AND ?3"
       "  AND e.kind NOT IN " + std::string(kNcclChatterKinds) +
       " UNION ALL"
       " SELECT p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text FROM training_progress p"
-      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no <= ?3 AND p.line_no >= " +
-      // The last ?5 progress blocks up to the line hold the lines wanted.
-      last_blocks_bound_sql("training_progress", "(SELECT file_id FROM file)", "?3", "?5") +
+      "  WHERE p.file_id = (SELECT file_id FROM file) AND p.line_no BETWEEN ?5 AND ?3"
       " UNION ALL"
       " SELECT u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text FROM unparsed_lines u"
-      "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no <= ?3)"
+      "  WHERE u.file_id = (SELECT file_id FROM file) AND u.line_no BETWEEN ?5 AND ?3)"
       " SELECT ?2, * FROM lines ORDER BY line_no DESC LIMIT ?4");
   if (!stmt) return stmt.take_error();
-  int64_t blocks = 1 + (max_lines + store::kMinLineBlockRows - 1) / store::kMinLineBlockRows;
-  if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}, blocks}); !s) return s.take_error();
   std::vector<Located> out;
-  std::optional<Error> err;
-  while (stmt->step(&err)) out.push_back(read_located(*stmt));
-  if (err) return *err;
+  for (int64_t window = 4 * int64_t{max_lines};; window *= 8) {
+    int64_t from = at.line - window;
+    if (Status s = stmt->bind_all({job_id, at.file, at.line, int64_t{max_lines}, from}); !s) return s.take_error();
+    out.clear();
+    std::optional<Error> err;
+    while (stmt->step(&err)) out.push_back(read_located(*stmt));
+    if (err) return *err;
+    if (static_cast<int>(out.size()) >= max_lines || from <= 0) break;
+    stmt->reset();
+  }
   std::reverse(out.begin(), out.end());
   return out;
 }

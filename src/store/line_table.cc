@@ -6,6 +6,8 @@
 // Equalities and IS NULL on a group's columns (job, file, rank, host, pid,
 // local rank, producer, severity) and bounds on the line number are answered
 // by SQL over the groups, so blocks that cannot match are never decompressed.
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -80,6 +82,11 @@ struct Cursor {
   const Group* group = nullptr;  // the current line's
   BlockLine line;
   int64_t ts_us = 0;  // the line's time as stored: year given, clock corrected
+  // Bounds on line_no from the query, inclusive (SQLite checks them again,
+  // strictness included): lines outside are skipped here, not handed to
+  // SQLite one by one.
+  int64_t line_from = std::numeric_limits<int64_t>::min();
+  int64_t line_to = std::numeric_limits<int64_t>::max();
   ~Cursor() {
     sqlite3_finalize(groups);
     sqlite3_finalize(block);
@@ -148,6 +155,15 @@ int best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   info->estimatedCost = cost;
   info->estimatedRows = static_cast<sqlite3_int64>(cost);
   return SQLITE_OK;
+}
+
+// A bound on line_no as an integer, loosened where it is not one (a real
+// rounds outwards; text, NULL or a real out of range bound nothing: `none`).
+int64_t line_bound(sqlite3_value* v, int64_t none) {
+  if (sqlite3_value_type(v) == SQLITE_INTEGER) return sqlite3_value_int64(v);
+  if (sqlite3_value_type(v) != SQLITE_FLOAT) return none;
+  double d = none < 0 ? std::floor(sqlite3_value_double(v)) : std::ceil(sqlite3_value_double(v));
+  return d > -9.0e18 && d < 9.0e18 ? static_cast<int64_t>(d) : none;
 }
 
 int fail(Cursor* cur, int rc, const std::string& what) {
@@ -244,6 +260,7 @@ int advance(Cursor* cur) {
         ++cur->row;
         auto no = static_cast<size_t>(cur->line.group);
         if (no >= cur->wanted.size() || !cur->wanted[no]) continue;
+        if (cur->line.line_no < cur->line_from || cur->line.line_no > cur->line_to) continue;
         cur->group = cur->wanted[no].get();
         cur->ts_us = stored_time(cur->line.ts_us, cur->group->ts_year, cur->group->ts_shift_us);
         return SQLITE_OK;
@@ -288,6 +305,12 @@ int filter(sqlite3_vtab_cursor* c, int idx_num, const char*, int argc, sqlite3_v
   int rc = sqlite3_prepare_v2(table->db, sql.c_str(), -1, &cur->groups, nullptr);
   if (rc != SQLITE_OK) return fail(cur, rc, sqlite3_errmsg(table->db));
   for (int i = 0; i < argc; ++i) sqlite3_bind_value(cur->groups, i + 1, argv[i]);
+  // The line bounds' values come last in argv, after the equalities'.
+  int bound = argc - ((idx_num >> kLineFromSlot) & 1) - ((idx_num >> kLineToSlot) & 1);
+  cur->line_from = std::numeric_limits<int64_t>::min();
+  cur->line_to = std::numeric_limits<int64_t>::max();
+  if (idx_num & (1 << kLineFromSlot)) cur->line_from = line_bound(argv[bound++], cur->line_from);
+  if (idx_num & (1 << kLineToSlot)) cur->line_to = line_bound(argv[bound], cur->line_to);
   cur->eof = false;
   return advance(cur);
 }
