@@ -35,6 +35,9 @@ const RE2& error_words() {
       // A crash handler's banner, its signal's name maybe on a later line
       // (Open MPI's and UCX's: "*** Process received signal ***", "Caught signal 11").
       R"(\*\*\* Process received signal|Caught signal \d+|)"
+      // A native backtrace (glibc's backtrace_symbols: "libc.so.6(abort+0xc2)[0x7fda...]")
+      // through abort() or raise(): the process was aborting when it was printed.
+      R"(\((?:__GI_)?(?:abort|raise)\+0x[0-9a-f]+\)\[0x|)"
       // A network's failed work completion, whatever transport or plugin printed it.
       R"(Got completion (?:from peer \S+ )?with (?:error|status))");
   return kRe;
@@ -560,6 +563,31 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
   return std::optional<Finding>(std::move(f));
 }
 
+// Logs that end inside NCCL's start-up: some process logged it, none printed
+// Init COMPLETE, nothing failed and nothing trained. The communicator never
+// formed while the job was watched (a hang in bootstrap, topology or
+// connection setup, or a paste that stops there: hence the low confidence).
+Result<std::optional<Finding>> startup_stall(store::Connection& db, const JobFacts& facts) {
+  auto progress = load_init_progress(db, facts);
+  if (!progress) return progress.take_error();
+  if (progress->by_stage.empty() || progress->any_complete || progress->trained) return std::optional<Finding>();
+  Finding f;
+  f.rule = "startup-never-completed";
+  f.category = "init_failure";
+  f.title = "The logs end before any communicator formed";
+  f.severity = "error";
+  f.confidence = 0.3;
+  f.root_cause = true;
+  f.summary = "No process printed NCCL's Init COMPLETE and no error was logged: the logs end during start-up. How far the "
+              "processes got: " + progress_words(*progress) + ".";
+  f.advice = advice_for("init_failure") +
+             " A start-up that stops without an error is usually waiting: on a peer that never joined, on a network "
+             "interface that the peers cannot reach from one another (compare the Bootstrap and NET lines of each "
+             "host), or in a transport's setup (NVLS, P2P). If the job was still running when the logs were taken, "
+             "take them again; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,BOOTSTRAP shows each step of the next attempt.";
+  return std::optional<Finding>(std::move(f));
+}
+
 Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
                               std::vector<Finding>& findings) {
   auto nccl_errors = error_lines(db, facts, catalog, LineScope::kNccl);
@@ -591,6 +619,13 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
       findings.push_back(std::move(lead->finding));
     } else if (auto unseen = failure_behind_launcher_kill(findings)) {
       findings.push_back(std::move(*unseen));
+    } else if (!has_init && facts.timeouts.empty()) {
+      auto stall = startup_stall(db, facts);
+      if (!stall) return stall.take_error();
+      if (*stall) {
+        findings.push_back(std::move(**stall));
+        return Ok{};
+      }
     }
   }
   // The stage the job never got past; the specific cause is its own finding

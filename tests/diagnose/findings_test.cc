@@ -470,6 +470,89 @@ TEST(StartupFailure, APeerClosingAConnectionCanHappenAnyTimeAndSaysNothingOfStar
   EXPECT_NE(find_rule(connect, "startup-failure"), nullptr);
 }
 
+// A host that logged its NCCL start-up and then died in any way, before any
+// process printed Init COMPLETE, in a job that never trained, died starting.
+TEST(StartupFailure, ACrashOfAHostInTheMiddleOfNcclStartupIsAStartupFailure) {
+  const std::string startup =
+      "node1621:405884:407462 [0] NCCL INFO NCCL_IB_FIFO_TC set by environment to 224.\n"
+      "node1625:1886888:1890510 [7] NCCL INFO NET/IB: IbDev 4 Port 1 qpn 103534 set_ece={supported=1}\n";
+  auto d = diagnose_log(startup + "[node1621:405884] *** Process received signal ***\n");
+  const diagnose::Finding* init = find_rule(d, "startup-failure");
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->culprit_hosts, std::vector<std::string>{"node1621"});
+  ASSERT_TRUE(d.has_root_cause()) << "Open MPI's crash banner is an error line";
+
+  // A job that trained had formed its communicators: the same crash is not one.
+  auto trained = diagnose_log(startup + "Epoch 1:  40%|####      | 40/100 [00:05<00:07,  7.80it/s]\n" +
+                              "[node1621:405884] *** Process received signal ***\n");
+  EXPECT_EQ(find_rule(trained, "startup-failure"), nullptr);
+  // Nor is a crash on a host whose processes logged no start-up.
+  auto elsewhere = diagnose_log(startup + "[node1630:77] *** Process received signal ***\n");
+  EXPECT_EQ(find_rule(elsewhere, "startup-failure"), nullptr);
+}
+
+// NCCL's connect failing, whatever the reason and in every release's words,
+// and PyTorch's communicator wrapper failing, are start-up steps; so is a
+// start-up step named in the NCCL detail under PyTorch's result code.
+TEST(StartupFailure, ConnectFailuresAndTheCommunicatorWrapperAreStartupSteps) {
+  const char* kStartup[] = {
+      "h1:7:9 [3] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to fe80::20d:3aff:fef7:74b3%enP7906s1<51577> "
+      "failed : Software caused connection abort\n",
+      "h1:7:9 [3] misc/socket.cc:484 NCCL WARN socketPollConnect to 10.0.0.2<51577> failed with error No route to host\n",
+      "h1:7:9 [3] include/socket.h:390 NCCL WARN Connect to 10.0.0.2<51577> failed : No route to host\n",
+      "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
+      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n",
+      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2615, "
+      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.24.3\n"
+      "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+      "Last error:\n"
+      "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection\n"};
+  for (const char* log : kStartup) {
+    SCOPED_TRACE(log);
+    auto d = diagnose_log(log);
+    EXPECT_NE(find_rule(d, "startup-failure"), nullptr);
+  }
+  // The same result code with nothing of start-up under it says nothing of the stage.
+  auto plain = diagnose_log(
+      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2615, "
+      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.24.3\n"
+      "Last error:\nsocketProgress: Connection closed by remote peer h2<52312>\n");
+  EXPECT_EQ(find_rule(plain, "startup-failure"), nullptr);
+}
+
+// Logs that stop in the middle of NCCL's start-up without an error: the
+// communicator never formed, said with low confidence (the paste may stop there).
+TEST(StartupFailure, LogsThatEndInsideNcclStartupSayItNeverCompleted) {
+  const std::string startup =
+      "gh1:180172:180172 [0] NCCL INFO Bootstrap : Using ib0:fe80::a288:c203:d2:aaf2%ib0<0>\n"
+      "gh2:9746:9746 [0] NCCL INFO cudaDriverVersion 12040\n"
+      "gh2:9746:9746 [0] NCCL INFO Bootstrap : Using bond0:10.1.1.2<0>\n";
+  auto d = diagnose_log(startup);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "startup-never-completed");
+  EXPECT_EQ(d.findings.front().category, "init_failure");
+  EXPECT_LE(d.findings.front().confidence, 0.3);
+  EXPECT_NE(d.findings.front().summary.find("loaded NCCL"), std::string::npos) << d.findings.front().summary;
+
+  auto complete = diagnose_log(startup +
+                               "gh1:180172:180172 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 "
+                               "busId 1000 - Init COMPLETE\n");
+  EXPECT_EQ(find_rule(complete, "startup-never-completed"), nullptr);
+  auto trained = diagnose_log(startup + "{'loss': 1.7157, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 0.02}\n");
+  EXPECT_EQ(find_rule(trained, "startup-never-completed"), nullptr);
+}
+
+// A native backtrace through abort() is a process that was aborting.
+TEST(Lead, ANativeBacktraceThroughAbortIsAnErrorLine) {
+  auto d = diagnose_log(
+      "/lib/libc.so.6(raise+0x12)[0x7fda61527ea2]\n"
+      "/lib/libc.so.6(abort+0xc2)[0x7fda6151345c]\n"
+      "/venv/torch/lib/libc10.so(_ZN3c106detail14torchCheckFailEPKcS2_jRKSs+0x94)[0x7fda364f09bd]\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "rank_crash");
+  EXPECT_FALSE(diagnose_log("/lib/libc.so.6(__libc_start_main+0xf3)[0x7fda6151345c]\n").has_root_cause());
+}
+
 TEST(StartupFailure, AFormedCommunicatorThatFailsLaterIsNotAStartupFailure) {
   auto d = diagnose_log(
       "hostA:11:11 [0] NCCL INFO ncclCommInitRank comm 0x5555 rank 0 nranks 2 cudaDev 0 busId 1000 - Init START\n"
