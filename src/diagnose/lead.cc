@@ -232,6 +232,19 @@ std::string where(const Located& l, const JobFacts& facts) {
   return w.empty() ? l.file + ":" + std::to_string(l.line) : w;
 }
 
+// The heading of a finding that diagnose itself makes (no rule file names it).
+Finding finding_of(std::string rule, std::string category, std::string title, std::string severity,
+                   double confidence, bool root_cause) {
+  Finding f;
+  f.rule = std::move(rule);
+  f.category = std::move(category);
+  f.title = std::move(title);
+  f.severity = std::move(severity);
+  f.confidence = confidence;
+  f.root_cause = root_cause;
+  return f;
+}
+
 }  // namespace
 
 Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
@@ -292,13 +305,9 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
       if (telling(*e) && e->at.ts_us == 0 && e->at.file == lead->at.file && e->at.line < lead->at.line)
         lead = e;
   }
-  Finding f;
-  f.rule = "earliest-error-line";
-  f.category = lead->category;
-  f.title = "The earliest error in the logs";
-  f.severity = lead->severity;
-  f.confidence = lead->named_by.find("catalogue") != std::string::npos ? 0.35 : 0.25;
-  f.root_cause = true;
+  double confidence = lead->named_by.find("catalogue") != std::string::npos ? 0.35 : 0.25;
+  Finding f = finding_of("earliest-error-line", lead->category, "The earliest error in the logs", lead->severity,
+                         confidence, true);
   if (lead->at.rank >= 0) f.culprit_ranks = {lead->at.rank};
   if (std::string host = host_of(lead->at, facts); !host.empty()) f.culprit_hosts = {host};
   f.evidence.push_back(lead->at.evidence());
@@ -484,13 +493,8 @@ std::optional<Finding> failure_behind_launcher_kill(const std::vector<Finding>& 
     kill = &f;
   }
   if (kill == nullptr || kill->evidence.empty()) return std::nullopt;
-  Finding f;
-  f.rule = "failure-behind-launcher-kill";
-  f.category = "rank_crash";
-  f.title = "A worker failed before the launcher stopped the others";
-  f.severity = "error";
-  f.confidence = 0.3;
-  f.root_cause = true;
+  Finding f = finding_of("failure-behind-launcher-kill", "rank_crash",
+                         "A worker failed before the launcher stopped the others", "error", 0.3, true);
   f.evidence = kill->evidence;
   f.first_ts_us = kill->first_ts_us;
   f.summary = "The launcher killed its workers (" + std::string(util::clip(kill->evidence.front().text, 120)) +
@@ -541,13 +545,9 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
     }
   }
   if (first == nullptr) return std::optional<Finding>();
-  Finding f;
-  f.rule = "startup-failure";
-  f.category = "init_failure";
-  f.title = "The job did not get past initialisation";
-  f.severity = "critical";
-  f.confidence = 0.6;
-  f.root_cause = false;  // the stage; the specific cause is its own finding
+  // Not a root cause: the stage; the specific cause is its own finding.
+  Finding f = finding_of("startup-failure", "init_failure",
+                         "The job did not get past initialisation", "critical", 0.6, false);
   f.evidence.push_back(first->at.evidence());
   f.first_ts_us = first->at.ts_us;
   if (first->at.rank >= 0) f.culprit_ranks = {first->at.rank};
@@ -571,13 +571,8 @@ Result<std::optional<Finding>> startup_stall(store::Connection& db, const JobFac
   auto progress = load_init_progress(db, facts);
   if (!progress) return progress.take_error();
   if (progress->by_stage.empty() || progress->any_complete || progress->trained) return std::optional<Finding>();
-  Finding f;
-  f.rule = "startup-never-completed";
-  f.category = "init_failure";
-  f.title = "The logs end before any communicator formed";
-  f.severity = "error";
-  f.confidence = 0.3;
-  f.root_cause = true;
+  Finding f = finding_of("startup-never-completed", "init_failure",
+                         "The logs end before any communicator formed", "error", 0.3, true);
   f.summary = "No process printed NCCL's Init COMPLETE and no error was logged: the logs end during start-up. How far the "
               "processes got: " + progress_words(*progress) + ".";
   f.advice = advice_for("init_failure") +
