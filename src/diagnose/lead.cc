@@ -421,8 +421,9 @@ bool names_startup_step(std::string_view line) {
       R"(NCCL error in: \S*NCCLUtils\.(?:hpp|cpp):\d+|Exception raised from (?:create|split)\w* at \S*NCCLUtils)");
   // What NCCL does only while connecting a communicator, whichever file of
   // whichever release prints it: picking a network interface, creating,
-  // binding and listening on its sockets, opening a connection, creating and sizing the shared-memory segments of
-  // its SHM transport and proxy. (Tearing them down, and a peer closing a
+  // binding and listening on its sockets, opening a connection, creating and
+  // sizing the shared-memory segments of its SHM transport and proxy.
+  // (Tearing them down, and a peer closing a
   // connection, happen at any time and are not here; a process that printed
   // Init COMPLETE is not counted whatever it says.)
   static const RE2 kSetupStep(
