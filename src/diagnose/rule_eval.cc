@@ -232,7 +232,8 @@ class Evaluation {
   // every rank is stuck, at everyone's. When no culprit's tail told, the
   // lines just before the first timeout of each file that has one tell what
   // the job was doing then; without a timeout, the first failure of each
-  // file (a store timeout while waiting for rank 0, an exception) does.
+  // file (a store timeout while waiting for rank 0, an exception) does, and
+  // without one, the first C++ exception or store error.
   Status scan_tails() {
     auto tails = rank_tails(db_, f_.job_id, a_.culprits.empty() ? a_.victims : a_.culprits, kTailLines);
     if (!tails) return tails.take_error();
@@ -250,6 +251,16 @@ class Evaluation {
       for (const Failure& fl : f_.failures) keep_first(fl.at);
     } else if (Status s = add_quiet_files(first_stop); !s) {
       return s;
+    }
+    // Nor a traceback: a C++ exception's trace or a store error is where the
+    // process stopped (a store wait that timed out, printed without the
+    // Python traceback above it).
+    if (first_stop.empty()) {
+      Status s = db_.each_row(
+          "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text FROM events e"
+          " JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.kind IN ('cpp_exception', 'store_error')",
+          {f_.job_id}, [&](const store::Statement& r) { keep_first(read_located(r)); });
+      if (!s) return s;
     }
     for (const auto& [file, at] : first_stop) {
       auto before = lines_before(db_, f_.job_id, at, kLinesBeforeStop);

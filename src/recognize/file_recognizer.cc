@@ -106,8 +106,10 @@ bool FileRecognizer::attach(int64_t index, const PhysicalLine& line, std::string
   Event* e = event_at(index);
   if (e == nullptr || e->end_line < line.line_no - kContinuationWindow) return false;
   // NCCL's setup reports (version, a setting, the network, a communicator, a
-  // channel) are one line each: what follows one is not its continuation.
-  if (is_nccl_setup_report(e->kind)) return false;
+  // channel) and the training loop's progress lines (a bar, a Trainer dict,
+  // an iteration line) are one line each: what follows one is not its
+  // continuation (a C++ exception's trace after a bar is the next failure).
+  if (is_nccl_setup_report(e->kind) || e->kind == EventKind::kTrainingProgress) return false;
   if (e->text.size() + text.size() + 1 <= kMaxEventTextBytes) {
     e->text += '\n';
     e->text += text;

@@ -542,6 +542,21 @@ TEST(StartupFailure, LogsThatEndInsideNcclStartupSayItNeverCompleted) {
   EXPECT_EQ(find_rule(trained, "startup-never-completed"), nullptr);
 }
 
+// Without a timeout or a traceback, a C++ exception's trace is where the
+// process stopped: the lines before it tell what the job was doing (here an
+// evaluation while another rank gave up waiting on the store).
+TEST(Phases, AStoreWaitThatTimedOutWithoutATracebackIsReadFromTheLinesBeforeIt) {
+  auto d = diagnose_log(
+      "***** Running Evaluation *****\n"
+      "  Num examples = 500\n"
+      "Evaluating:  12%|#2        | 30/250 [01:02<07:40,  2.09s/it]\n"
+      "RuntimeError: Socket Timeout\n"
+      "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):\n"
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x757e97d92617 in libc10.so)\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "eval_generate_stall") << d.findings.front().rule;
+}
+
 // A native backtrace through abort() is a process that was aborting.
 TEST(Lead, ANativeBacktraceThroughAbortIsAnErrorLine) {
   auto d = diagnose_log(

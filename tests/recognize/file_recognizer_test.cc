@@ -502,6 +502,24 @@ TEST(FileRecognizer, AttachesCppBacktraceToThePrecedingEvent) {
   EXPECT_EQ(w.seq, 241);
 }
 
+// A progress bar is one line: a C++ exception's trace printed after it is a
+// failure of its own, not the bar's continuation (it was glued to the bar,
+// then stored with the progress lines, where no rule read it).
+TEST(FileRecognizer, ACppBacktraceAfterAProgressBarIsAnEventOfItsOwn) {
+  Recognized r = recognize({
+      "Evaluating:  12%|#2        | 30/250 [01:02<07:40,  2.09s/it]",
+      "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):",
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x757e97d92617 in libc10.so)",
+  });
+  ASSERT_EQ(r.rows.events.size(), 2u) << unparsed_texts(r.rows);
+  EXPECT_EQ(r.rows.events[0].kind, EventKind::kTrainingProgress);
+  EXPECT_EQ(r.rows.events[0].end_line, 1);
+  EXPECT_EQ(r.rows.events[0].text.find('\n'), std::string::npos);
+  EXPECT_EQ(r.rows.events[1].kind, EventKind::kCppException);
+  EXPECT_EQ(r.rows.events[1].line_no, 2);
+  EXPECT_EQ(r.rows.events[1].end_line, 3);
+}
+
 // NCCL's setup reports are one line each: an error that follows one without
 // a prefix of its own is kept as its own line, not folded into the report.
 TEST(FileRecognizer, AttachesNothingToAnNcclSetupReport) {
