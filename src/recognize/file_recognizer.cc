@@ -405,7 +405,9 @@ bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, St
   if (starts(b, "\t") && last_desync_ >= 0 && attach(last_desync_, line, b)) return true;
   if (looks_like_continuation(b)) {
     if (starts(t, "Last error:") && util::trim(t) == "Last error:") expect_last_error_ = true;
-    return attach(target, line, b);
+    // The stream's last event may be one that takes no continuation (a
+    // progress bar): then the file's last event, as for "Exception raised from".
+    return attach(target, line, b) || (target != file_last_event_ && attach(file_last_event_, line, b));
   }
   return false;
 }

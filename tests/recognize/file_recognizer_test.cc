@@ -520,6 +520,29 @@ TEST(FileRecognizer, ACppBacktraceAfterAProgressBarIsAnEventOfItsOwn) {
   EXPECT_EQ(r.rows.events[1].end_line, 3);
 }
 
+// A trace printed under a launcher's prefix only ("[default0]:") belongs to
+// the watchdog's record just above it in the file, even when that stream's
+// last event is a progress bar further up; its frames follow it.
+TEST(FileRecognizer, ATraceUnderALauncherPrefixGoesToTheFilesLastEventNotToABar) {
+  Recognized r = recognize({
+      "[default0]: 12%|#2        | 37/312 [1:37:21<12:04:26, 158.06s/it]",
+      "[default0]:[rank0]:[E408 08:40:46.832000565 ProcessGroupNCCL.cpp:2115] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+      "Process group watchdog thread terminated with exception: [Rank 0] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=21, OpType=_ALLGATHER_BASE, NumelIn=1, NumelOut=8, Timeout(ms)=600000) ran for 600010 "
+      "milliseconds before timing out.",
+      "[default0]:Exception raised from checkTimeout at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:635 "
+      "(most recent call first):",
+      "[default0]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f8b9f840f96 in libc10.so)",
+      "[default0]:frame #1: <unknown function> + 0xdc253 (0x7f4c84b12253 in /lib/x86_64-linux-gnu/libstdc++.so.6)",
+  });
+  EXPECT_TRUE(r.rows.unparsed.empty()) << unparsed_texts(r.rows);
+  ASSERT_EQ(r.rows.events.size(), 2u);
+  EXPECT_EQ(r.rows.events[0].kind, EventKind::kTrainingProgress);
+  EXPECT_EQ(r.rows.events[0].end_line, 1);
+  EXPECT_EQ(r.rows.events[1].kind, EventKind::kWorkRecord);
+  EXPECT_EQ(r.rows.events[1].end_line, 5);
+}
+
 // NCCL's setup reports are one line each: an error that follows one without
 // a prefix of its own is kept as its own line, not folded into the report.
 TEST(FileRecognizer, AttachesNothingToAnNcclSetupReport) {
