@@ -18,10 +18,6 @@ namespace {
 
 using store::Value;
 
-// Columns every located query selects first, in this order.
-constexpr const char* kLocatedColumns =
-    "f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text";
-
 }  // namespace
 
 std::string event_kind_not_in(const char* kinds) {

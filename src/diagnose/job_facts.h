@@ -165,6 +165,11 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id);
 /// line, so diagnose reads it only when the silence analysis needs it.
 Status load_cut_timeout_ranks(store::Connection& db, JobFacts& f);
 
+/// The columns every located query selects first, in read_located's order, of
+/// an event `e` joined with its file `f`.
+inline constexpr const char* kLocatedColumns =
+    "f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text";
+
 /// A row whose first six columns are rel_path, line_no, rank, host, ts_us, text.
 Located read_located(const store::Statement& row);
 

@@ -255,9 +255,8 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   static const char* kNcclInfoFailure =
       "(u.producer <> 'nccl' OR u.text LIKE '% -> %' OR u.text LIKE '%fail%' OR u.text LIKE '%timeout%'"
       " OR u.text LIKE '%closed%' OR u.text LIKE '%error%' OR u.text LIKE '%retrying%')";
-  std::string sql =
-      "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind"
-      " FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
+  std::string sql = std::string("SELECT ") + kLocatedColumns +
+                    ", e.kind FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
   sql += scope == LineScope::kNccl
              ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
              : " AND " + event_kind_not_in(kNcclChatterKinds);

@@ -97,7 +97,7 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
   }
   if (name == "uneven-inputs") {
     auto stmt = db.prepare(
-        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text FROM collective_mismatches m"
+        std::string("SELECT ") + kLocatedColumns + " FROM collective_mismatches m"
         " JOIN events e USING (event_id) JOIN files f USING (file_id) WHERE m.job_id = ?1 ORDER BY e.line_no");
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();
@@ -183,7 +183,7 @@ class Evaluation {
   // matcher, but the bulk kinds no rule names (kUnscannedBulkKinds).
   Status scan_lines() {
     auto stmt = db_.prepare(
-        "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind, coalesce(e.pid, 0)"
+        std::string("SELECT ") + kLocatedColumns + ", e.kind, coalesce(e.pid, 0)"
         " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kUnscannedBulkKinds) +
         " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
         " coalesce(u.pid, 0)"
@@ -257,7 +257,7 @@ class Evaluation {
     // Python traceback above it).
     if (first_stop.empty()) {
       Status s = db_.each_row(
-          "SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text FROM events e"
+          std::string("SELECT ") + kLocatedColumns + " FROM events e"
           " JOIN files f USING (file_id) WHERE e.job_id = ?1 AND e.kind IN ('cpp_exception', 'store_error')",
           {f_.job_id}, [&](const store::Statement& r) { keep_first(read_located(r)); });
       if (!s) return s;

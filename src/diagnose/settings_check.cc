@@ -40,8 +40,7 @@ Status check_nccl_settings(store::Connection& db, JobFacts& f) {
   auto stmt = db.prepare(
       "SELECT f.rel_path, u.line_no, u.rank, u.host, 0, u.text FROM unparsed_lines u JOIN files f USING (file_id)"
       " WHERE u.job_id = ?1 AND u.text LIKE '%NCCL\\_%=%' ESCAPE '\\'"
-      " UNION ALL SELECT f.rel_path, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text"
-      " FROM events e JOIN files f USING (file_id)"
+      " UNION ALL SELECT " + std::string(kLocatedColumns) + " FROM events e JOIN files f USING (file_id)"
       " WHERE " + event_kind_not_in(kUnscannedBulkKinds) + " AND e.kind != 'nccl_env'"
       " AND e.text LIKE '%NCCL\\_%=%' ESCAPE '\\'"
       " ORDER BY 1, 2");

@@ -118,6 +118,14 @@ bool FileRecognizer::attach(int64_t index, const PhysicalLine& line, std::string
   return true;
 }
 
+// The stream's last event may take no continuation (a progress bar) or be
+// gone: then the file's last event, usually the failure record just above.
+bool FileRecognizer::attach_to_last(const Stream& s, const PhysicalLine& line,
+                                    std::string_view text) {
+  return attach(s.last_event, line, text) ||
+         (s.last_event != file_last_event_ && attach(file_last_event_, line, text));
+}
+
 void FileRecognizer::feed(const PhysicalLine& line, const Frame& f, int physical_lines) {
   counts_.read += physical_lines;
   counts_.bytes += line.full_bytes + physical_lines;
@@ -290,7 +298,7 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
   if (auto kind = classify_pytorch_message(t)) {
     // An "Exception raised from" right after an event belongs to it.
     if (*kind == EventKind::kCppException && starts(t, "Exception raised from ") &&
-        (attach(s.last_event, line, b) || attach(file_last_event_, line, b)))
+        attach_to_last(s, line, b))
       return true;
     if (*kind == EventKind::kNcclErrorSurfaced && t == b && starts(t, "ncc") &&
         attach(file_last_event_, line, b))
@@ -387,10 +395,9 @@ bool FileRecognizer::opens_summary_midway(std::string_view t) {
 bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, Stream& s) {
   std::string_view b = f.body;
   std::string_view t = util::trim_left(b);
-  int64_t target = s.last_event >= 0 ? s.last_event : file_last_event_;
   if (expect_last_error_) {
     expect_last_error_ = false;
-    if (attach(target, line, b)) return true;
+    if (attach_to_last(s, line, b)) return true;
   }
   if (auto d = parse_desync_line(t)) {
     if (Event* e = event_at(last_desync_); e != nullptr && attach(last_desync_, line, b)) {
@@ -405,9 +412,7 @@ bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, St
   if (starts(b, "\t") && last_desync_ >= 0 && attach(last_desync_, line, b)) return true;
   if (looks_like_continuation(b)) {
     if (starts(t, "Last error:") && util::trim(t) == "Last error:") expect_last_error_ = true;
-    // The stream's last event may be one that takes no continuation (a
-    // progress bar): then the file's last event, as for "Exception raised from".
-    return attach(target, line, b) || (target != file_last_event_ && attach(file_last_event_, line, b));
+    return attach_to_last(s, line, b);
   }
   return false;
 }

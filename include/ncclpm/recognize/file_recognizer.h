@@ -71,6 +71,7 @@ class FileRecognizer {
   int64_t push(Event e, Stream& stream);
   Event* event_at(int64_t index);
   bool attach(int64_t index, const read::PhysicalLine& line, std::string_view text);
+  bool attach_to_last(const Stream& s, const read::PhysicalLine& line, std::string_view text);
 
   bool add_collective(const read::PhysicalLine& line, const frame::Frame& f);
   bool recognize_nccl(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
