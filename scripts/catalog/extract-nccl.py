@@ -67,7 +67,7 @@ INFO_FAILURE_PATTERNS = [re.compile(p) for p in [
     # A socket connect or accept NCCL retries (refused, timed out): when the job then
     # failed, often the only word of the network trouble (no WARN if a retry wins).
     r"^Call to (connect|accept) returned %s, retrying$",
-    r"^%s: connect to %s returned %s, retrying ",
+    r"^%s: connect (to %s )?returned %s, retrying ",
     # IB resiliency (2.30+): a NIC/port failure handled by fail-over, reported as INFO only.
     r"^NET/IB: %s: (Marking device %d as permanently failed|Recovery for device %d failed|Port recovery failed for)",
 ]]

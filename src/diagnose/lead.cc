@@ -391,12 +391,13 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
     int stage = static_cast<int>(stmt->column_int(3));
     p.any_complete = p.any_complete || stage == 4;
     std::string host = host_of(l, facts);
-    if (l.rank < 0 && host.empty()) continue;  // a process nobody can name (a paste without prefixes)
+    int64_t pid = stmt->column_int(2);
+    if (l.rank < 0 && host.empty() && pid < 0) continue;  // a process nobody can name (a paste without prefixes)
     int& known = p.stage_of[{l.rank, host}];
     known = std::max(known, stage);
     if (!host.empty()) p.hosts.insert(host);
-    int64_t pid = stmt->column_int(2);
-    add_once(p.by_stage[stage], l.rank >= 0 ? where(l, facts) : host + (pid >= 0 ? " pid " + std::to_string(pid) : ""));
+    std::string process = pid < 0 ? host : host.empty() ? "pid " + std::to_string(pid) : host + " pid " + std::to_string(pid);
+    add_once(p.by_stage[stage], l.rank >= 0 ? where(l, facts) : process);
   }
   if (err) return *err;
   auto progress_streams = db.scalar_int("SELECT count(*) FROM progress_streams WHERE job_id = ?1", {facts.job_id});
@@ -435,6 +436,9 @@ bool names_startup_step(std::string_view line) {
       // release: "Connect to %s failed : %s", "socketStartConnect: ...",
       // "socketPollConnect to %s failed with error %s")
       R"(\bConnect to \S+ (?:failed|returned)|socketPollConnect to \S+ failed|)"
+      // and its retries of a refused or unreachable peer ("Call to connect
+      // returned %s, retrying", "%s: connect [to %s ]returned %s, retrying ...")
+      R"(\b[Cc](?:all to c)?onnect (?:to \S+ )?returned .*, retrying|)"
       // the proxy thread setting up a connection for its rank
       R"(operation[= ]Connect\b)");
   re2::StringPiece l(line.data(), line.size());

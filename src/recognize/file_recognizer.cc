@@ -273,6 +273,10 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     if (auto w = parse_cut_watchdog_timeout(b)) return emit(EventKind::kWorkRecord, *w);
   }
   if (auto st = parse_pg_status(b)) return emit(EventKind::kPgStatus, *st);
+  // The NCCL a serving framework's own wrapper loaded: a version report like
+  // NCCL's banner, and the last line a process prints when its communicator
+  // then never forms.
+  if (auto v = parse_framework_nccl_version(t)) return emit(EventKind::kNcclVersion, *v);
   if (auto d = parse_desync_line(t); d && d->kind == "timeout_at") {
     Event e = make_event(EventKind::kDesyncReport, line, f);
     if (!f.had_prefix && header_line_ == line.line_no - 1) {

@@ -53,6 +53,16 @@ std::optional<NcclVersion> parse_embedded_nccl_version(std::string_view text) {
   return NcclVersion{ver, ""};
 }
 
+std::optional<NcclVersion> parse_framework_nccl_version(std::string_view text) {
+  // pynccl.py: logger.info("vLLM is using nccl==%s", ...), the same in SGLang's
+  // copy ("sglang is using nccl==%s"), printed just before ncclCommInitRank.
+  if (text.find(" is using nccl==") == std::string_view::npos) return std::nullopt;
+  static const RE2 re(R"((?i:vllm|sglang) is using nccl==(\d+\.\d+\.\d+))");
+  std::string ver;
+  if (!RE2::PartialMatch(sp(text), re, &ver)) return std::nullopt;
+  return NcclVersion{ver, ""};
+}
+
 std::optional<EnvSetting> parse_nccl_env(std::string_view body) {
   constexpr std::string_view kMid = " set by environment to ";
   size_t at = body.find(kMid);

@@ -467,6 +467,22 @@ TEST(FileRecognizer, ReadsNcclVersionBannersOfEveryEra) {
   EXPECT_NE(banners[2]->ts_us, 0);
 }
 
+TEST(FileRecognizer, ReadsTheNcclVersionAServingFrameworksWrapperLoaded) {
+  Recognized r = recognize({
+      "(Worker pid=960) INFO 08-12 20:26:09 [pynccl.py:113] vLLM is using nccl==2.28.9",
+      "INFO 03-14 10:02:11 pynccl.py:58] vLLM is using nccl==2.18.1",
+      "[2025-01-20 08:01:02 TP0] sglang is using nccl==2.21.5",
+      "INFO: we are using nccl==2.20.5 here",
+  });
+  auto banners = events_of(r.rows, EventKind::kNcclVersion);
+  ASSERT_EQ(banners.size(), 3u) << unparsed_texts(r.rows);
+  EXPECT_EQ(std::get<NcclVersion>(banners[0]->detail).version, "2.28.9");
+  EXPECT_EQ(banners[0]->pid, 960);
+  EXPECT_EQ(std::get<NcclVersion>(banners[1]->detail).version, "2.18.1");
+  EXPECT_EQ(std::get<NcclVersion>(banners[2]->detail).version, "2.21.5");
+  EXPECT_EQ(r.rows.unparsed.size(), 1u);
+}
+
 TEST(FileRecognizer, AttachesCppBacktraceToThePrecedingEvent) {
   Recognized r = recognize({
       "[rank0]:[E1003 18:37:01.832146912 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "

@@ -502,5 +502,15 @@ TEST(ParsersNccl, ReadsTheVersionPyTorchNamesInItsNcclErrors) {
   EXPECT_FALSE(parse_embedded_nccl_version("NCCL error in: ProcessGroupNCCL.cpp:784, unhandled cuda error"));
 }
 
+TEST(ParsersNccl, ReadsTheVersionVllmAndSglangSayTheyLoaded) {
+  auto v = parse_framework_nccl_version("INFO 08-12 20:26:09 [pynccl.py:113] vLLM is using nccl==2.28.9");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->version, "2.28.9");
+  ASSERT_TRUE(parse_framework_nccl_version("sglang is using nccl==2.21.5"));
+  EXPECT_EQ(parse_framework_nccl_version("sglang is using nccl==2.21.5")->version, "2.21.5");
+  EXPECT_FALSE(parse_framework_nccl_version("vLLM is using nccl==unknown"));
+  EXPECT_FALSE(parse_framework_nccl_version("vLLM is using the V1 engine"));
+}
+
 }  // namespace
 }  // namespace ncclpm::recognize

@@ -18,6 +18,8 @@ namespace ncclpm::recognize {
 std::optional<NcclVersion> parse_nccl_version(std::string_view body);      // A.2
 /// The version PyTorch names at the end of an NCCL error it raises (B.6).
 std::optional<NcclVersion> parse_embedded_nccl_version(std::string_view text);
+/// The version vLLM's or SGLang's own NCCL wrapper (pynccl) says it loaded.
+std::optional<NcclVersion> parse_framework_nccl_version(std::string_view text);
 std::optional<EnvSetting> parse_nccl_env(std::string_view body);           // A.3 ENV
 std::optional<CommInfo> parse_nccl_comm(std::string_view body);            // A.3 init/summary
 std::optional<CollectiveCall> parse_nccl_coll(std::string_view body);      // A.5
