@@ -182,28 +182,56 @@ DROP TABLE multi_node;
 
 // A launcher's report of a failed worker names its local rank ("failed
 // (exitcode: -9) local_rank: 0", DeepSpeed's "--local_rank=7 ... exits"). On
-// one node the local rank is the global rank; the logs say a job ran on one
+// one node the local rank is the global rank. The logs say a job ran on one
 // node when they show its launch (torchrun --standalone or --nnodes=1,
 // deepspeed --num_nodes=1, accelerate --num_machines=1), torch elastic's
 // launch config ("max_nodes : 1") or its rendezvous result
-// ("group_world_size=1"). Lines are globbed only when such a report lacks a
-// rank.
+// ("group_world_size=1"); or when they show one launcher and nothing of
+// another node: no second host, no communicator spanning nodes, no launch
+// option or rendezvous of more nodes or of a later node, and no rank beyond
+// the workers that launcher stopped or lost. Lines are globbed only when such
+// a report lacks a rank.
 static const char* kSingleNodeRanks = R"SQL(
 CREATE TEMP TABLE unranked_exits AS
-  SELECT event_id FROM events WHERE job_id = ?1 AND file_id >= ?2 AND kind = 'process_exit'
-    AND rank IS NULL AND local_rank IS NOT NULL;
+  SELECT e.event_id, x.local_rank FROM events e JOIN process_exits x USING (event_id)
+  WHERE e.job_id = ?1 AND e.file_id >= ?2 AND e.kind = 'process_exit' AND e.rank IS NULL
+    AND x.rank IS NULL AND x.local_rank IS NOT NULL;
+CREATE TEMP TABLE seen_other_node AS
+  SELECT 1 AS yes FROM communicators WHERE job_id = ?1 AND (nnodes > 1 OR local_ranks < nranks)
+    AND EXISTS (SELECT 1 FROM unranked_exits)
+  UNION ALL SELECT 1 WHERE EXISTS (SELECT 1 FROM unranked_exits) AND
+    (SELECT count(*) FROM (SELECT host FROM events WHERE job_id = ?1 AND host IS NOT NULL
+                           UNION SELECT host FROM line_groups WHERE job_id = ?1 AND host IS NOT NULL)) > 1
+  UNION ALL SELECT 1 WHERE EXISTS (SELECT 1 FROM unranked_exits) AND
+    (SELECT max(rank) FROM (SELECT rank FROM events WHERE job_id = ?1
+                            UNION ALL SELECT rank FROM line_groups WHERE job_id = ?1))
+    >= (SELECT count(*) FROM unranked_exits)
+       + (SELECT count(DISTINCT text) FROM events WHERE job_id = ?1 AND kind = 'signal_sent');
+-- The launch options and rendezvous the lines print, read in one pass (only
+-- when nothing cheaper told): said_one = an explicit one-node launch,
+-- said_more = more nodes, or a node after the first.
+CREATE TEMP TABLE launch_said AS
+  SELECT max(text GLOB '*--standalone*' OR text GLOB '*--nnodes[= ]1' OR text GLOB '*--nnodes[= ]1[^0-9:]*'
+             OR text GLOB '*--num_nodes[= ]1' OR text GLOB '*--num_nodes[= ]1[^0-9]*'
+             OR text GLOB '*--num_machines[= ]1' OR text GLOB '*--num_machines[= ]1[^0-9]*'
+             OR text GLOB '*max_nodes*: 1' OR text GLOB '*group_world_size=1') AS said_one,
+         max(text GLOB '*--nnodes[= ][2-9]*' OR text GLOB '*--nnodes[= ]1[0-9:]*'
+             OR text GLOB '*--num_nodes[= ][2-9]*' OR text GLOB '*--num_nodes[= ]1[0-9]*'
+             OR text GLOB '*--num_machines[= ][2-9]*' OR text GLOB '*--num_machines[= ]1[0-9]*'
+             OR text GLOB '*--node_rank[= ][1-9]*' OR text GLOB '*NODE_RANK=[1-9]*' OR text GLOB '*nnodes=[2-9]*'
+             OR text GLOB '*max_nodes*: [2-9]*' OR text GLOB '*group_world_size=[2-9]*') AS said_more
+  FROM (SELECT text FROM unparsed_lines WHERE job_id = ?1 UNION ALL SELECT text FROM events WHERE job_id = ?1)
+  WHERE EXISTS (SELECT 1 FROM unranked_exits) AND NOT EXISTS (SELECT 1 FROM seen_other_node)
+  HAVING count(*) > 0;
 CREATE TEMP TABLE one_node AS
-  SELECT 1 AS yes WHERE EXISTS (SELECT 1 FROM unranked_exits) AND EXISTS (
-    SELECT 1 FROM (SELECT text FROM unparsed_lines WHERE job_id = ?1 UNION ALL SELECT text FROM events WHERE job_id = ?1)
-    WHERE text GLOB '*--standalone*' OR text GLOB '*--nnodes[= ]1' OR text GLOB '*--nnodes[= ]1[^0-9:]*'
-       OR text GLOB '*--num_nodes[= ]1' OR text GLOB '*--num_nodes[= ]1[^0-9]*'
-       OR text GLOB '*--num_machines[= ]1' OR text GLOB '*--num_machines[= ]1[^0-9]*'
-       OR text GLOB '*max_nodes*: 1' OR text GLOB '*group_world_size=1');
-UPDATE events SET rank = local_rank
+  SELECT 1 AS yes FROM launch_said WHERE said_one OR NOT coalesce(said_more, 0);
+UPDATE events SET rank = (SELECT local_rank FROM unranked_exits u WHERE u.event_id = events.event_id)
   WHERE event_id IN (SELECT event_id FROM unranked_exits) AND EXISTS (SELECT 1 FROM one_node);
 UPDATE process_exits SET rank = local_rank
-  WHERE event_id IN (SELECT event_id FROM unranked_exits) AND rank IS NULL AND EXISTS (SELECT 1 FROM one_node);
+  WHERE event_id IN (SELECT event_id FROM unranked_exits) AND EXISTS (SELECT 1 FROM one_node);
 DROP TABLE one_node;
+DROP TABLE launch_said;
+DROP TABLE seen_other_node;
 DROP TABLE unranked_exits;
 )SQL";
 

@@ -90,10 +90,13 @@ TEST_F(ConsoleRanks, ALocalRankThatMeantTwoGlobalRanksGivesNone) {
 }
 
 // torchrun reports a failed worker by its local rank; on one node, which the
-// logs show by its launch, that is the global rank.
+// logs show by its launch or by showing nothing of another node, that is the
+// global rank.
 constexpr const char* kWorkerFailed =
     "[2024-11-26 02:04:31,514] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) "
     "local_rank: 1 (pid: 750662) of binary: /usr/bin/python\n";
+constexpr const char* kOtherWorkerStopped =
+    "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 750661 closing signal SIGTERM\n";
 
 TEST_F(ConsoleRanks, AFailedWorkersLocalRankIsItsRankWhenTheLaunchWasOnOneNode) {
   int jobs = 0;
@@ -105,12 +108,36 @@ TEST_F(ConsoleRanks, AFailedWorkersLocalRankIsItsRankWhenTheLaunchWasOnOneNode) 
   }
 }
 
-TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWithoutProofOfOneNode) {
+TEST_F(ConsoleRanks, AFailedWorkersLocalRankIsItsRankWhenNothingShowsAnotherNode) {
+  ingest(std::string("training started\n[rank0]: epoch 1 loss 2.5\n[rank1]: epoch 1 loss 2.4\n") +
+             kOtherWorkerStopped + kWorkerFailed,
+         "one");
+  EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), 1);
+  // DeepSpeed's launcher names the local rank in the worker's command line.
+  ingest(
+      "[2022-01-30 20:09:26,784] [ERROR] [launch.py:184:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', "
+      "'--local_rank=1'] exits with return code = -9\n",
+      "deepspeed");
+  EXPECT_EQ(rank_of("exits with return code = -9"), 1);
+}
+
+TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWhereTheLogsShowAnotherNode) {
   int jobs = 0;
-  for (const char* launch : {"+ torchrun --nnodes=2 --nproc_per_node=2 train.py\n",
-                             "+ torchrun --nnodes=1:4 --nproc_per_node=2 train.py\n", "training started\n"}) {
-    ingest(std::string(launch) + kWorkerFailed, "job" + std::to_string(++jobs));
-    EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), -1) << launch;
+  for (std::string before : {
+           std::string("+ torchrun --nnodes=2 --nproc_per_node=2 train.py\n"),
+           std::string("+ torchrun --nnodes=1:4 --nproc_per_node=2 train.py\n"),
+           std::string("+ torchrun --node_rank=1 --nproc_per_node=2 train.py\n"),
+           std::string("NODE_RANK=1 MASTER_ADDR=10.0.0.1\n"),
+           // another machine's line
+           std::string("node-b:5151:5151 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+                       "node-a:4141:4141 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"),
+           // a communicator over two nodes
+           std::string(kInitB1),
+           // a rank beyond the two workers this launcher had
+           std::string("[rank5]: epoch 1 loss 2.4\n") + kOtherWorkerStopped,
+       }) {
+    ingest(before + kWorkerFailed, "job" + std::to_string(++jobs));
+    EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), -1) << before;
   }
 }
 
