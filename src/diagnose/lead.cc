@@ -392,11 +392,13 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
     p.any_complete = p.any_complete || stage == 4;
     std::string host = host_of(l, facts);
     int64_t pid = stmt->column_int(2);
-    if (l.rank < 0 && host.empty() && pid < 0) continue;  // a process nobody can name (a paste without prefixes)
+    // A process nobody can name (a paste without prefixes) is left out.
+    if (l.rank < 0 && host.empty() && pid < 0) continue;
     int& known = p.stage_of[{l.rank, host}];
     known = std::max(known, stage);
     if (!host.empty()) p.hosts.insert(host);
-    std::string process = pid < 0 ? host : host.empty() ? "pid " + std::to_string(pid) : host + " pid " + std::to_string(pid);
+    std::string process = host;
+    if (pid >= 0) process += (host.empty() ? "pid " : " pid ") + std::to_string(pid);
     add_once(p.by_stage[stage], l.rank >= 0 ? where(l, facts) : process);
   }
   if (err) return *err;

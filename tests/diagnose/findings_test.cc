@@ -500,6 +500,10 @@ TEST(StartupFailure, ConnectFailuresAndTheCommunicatorWrapperAreStartupSteps) {
       "failed : Software caused connection abort\n",
       "h1:7:9 [3] misc/socket.cc:484 NCCL WARN socketPollConnect to 10.0.0.2<51577> failed with error No route to host\n",
       "h1:7:9 [3] include/socket.h:390 NCCL WARN Connect to 10.0.0.2<51577> failed : No route to host\n",
+      // NCCL's retries of a connect, the last one before it gives up (2.24-2.26, 2.4-2.23)
+      "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
+      "after sleep for 3400 msec\n",
+      "h1:7:9 [3] NCCL INFO Call to connect returned Connection refused, retrying\n",
       "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
       "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n",
       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2615, "
@@ -540,6 +544,15 @@ TEST(StartupFailure, LogsThatEndInsideNcclStartupSayItNeverCompleted) {
   EXPECT_EQ(find_rule(complete, "startup-never-completed"), nullptr);
   auto trained = diagnose_log(startup + "{'loss': 1.7157, 'grad_norm': 0.5, 'learning_rate': 1e-05, 'epoch': 0.02}\n");
   EXPECT_EQ(find_rule(trained, "startup-never-completed"), nullptr);
+}
+
+// vLLM's own NCCL wrapper names the library it loaded right before it creates
+// its communicator: a worker whose last line that is never formed one.
+TEST(StartupFailure, AServingWorkerWhoseLastLineIsItsNcclVersionNeverFormedItsCommunicator) {
+  auto d = diagnose_log("(Worker pid=960) INFO 08-12 20:26:09 [pynccl.py:113] vLLM is using nccl==2.28.9\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "startup-never-completed");
+  EXPECT_NE(d.findings.front().summary.find("pid 960 loaded NCCL"), std::string::npos) << d.findings.front().summary;
 }
 
 // Without a timeout or a traceback, a C++ exception's trace is where the
