@@ -416,6 +416,8 @@ bool names_startup_step(std::string_view line) {
       R"(ncclUniqueId|proxy\.cc|transport\.cc|[Aa]ddress already in use|worker group|)"
       R"(client socket (?:has failed to connect|has timed out after \S+ while trying to connect|cannot be initialized)|)"
       R"(TCP client failed to connect|connection to the C10d store|)"
+      // no NCCL to load: the framework's build has none, or the library is missing
+      R"(have NCCL built in|Unable to load NCCL library|libnccl\.so[.\d]*: cannot open|support Op 'Nccl|)"
       // PyTorch's NCCLComm wrapper (NCCLUtils.hpp, NCCLUtils.cpp from 2.6)
       // checks the calls that create and split a communicator, which PyTorch
       // makes at a rank's first collective; its other checked calls (abort,

@@ -504,6 +504,8 @@ TEST(StartupFailure, ConnectFailuresAndTheCommunicatorWrapperAreStartupSteps) {
       "zgiot:1183664:1184669 [0] NCCL INFO socketPollConnect: connect returned No route to host, retrying (34/34) "
       "after sleep for 3400 msec\n",
       "h1:7:9 [3] NCCL INFO Call to connect returned Connection refused, retrying\n",
+      // no NCCL to load at all (a Windows build of PyTorch)
+      "RuntimeError: Distributed package doesn't have NCCL built in\n",
       "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, "
       "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n",
       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2615, "
