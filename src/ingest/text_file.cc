@@ -104,6 +104,8 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   // So are the lines no parser typed and the progress lines, into
   // compressed blocks, with the progress streams tallied.
   store::LineSink lines;
+  recognizer.set_progress_sink(
+      [&](const recognize::UnparsedLine& u, const recognize::TrainingProgress& p) { lines.add_progress(u, p); });
   auto drain = [&](bool final) {
     recognizer.drain(batch.rows, final);
     lines.add(batch.rows);

@@ -21,6 +21,9 @@ using read::PhysicalLine;
 namespace {
 
 constexpr int64_t kContinuationWindow = 200;  // lines after an event that may still continue it
+// The "last event" of a stream whose last line went to the progress sink: no
+// event, and nothing attaches to it.
+constexpr int64_t kProgressLine = -2;
 
 bool starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
@@ -318,9 +321,31 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
 bool FileRecognizer::recognize_progress(const PhysicalLine& line, const Frame& f, Stream& s) {
   auto p = parse_training_progress(f.body);
   if (!p) return false;
-  Event e = make_event(EventKind::kTrainingProgress, line, f);
-  e.detail = std::move(*p);
-  push(std::move(e), s);
+  if (!progress_sink_) {
+    Event e = make_event(EventKind::kTrainingProgress, line, f);
+    e.detail = std::move(*p);
+    push(std::move(e), s);
+    return true;
+  }
+  UnparsedLine u;
+  u.line_no = line.line_no;
+  u.byte_offset = line.byte_offset;
+  if (f.ts.valid()) {
+    u.ts_us = f.ts.to_us();
+    u.ts_has_year = f.ts.has_year();
+  }
+  u.host = std::string(f.host);
+  u.pid = f.pid;
+  u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+  // The rank its default process group's prefix gives, as inference gives an event's.
+  bool default_pg = (f.pg_id.empty() || f.pg_id == "0") && (f.pg_desc.empty() || f.pg_desc == "default_pg");
+  if (u.rank < 0 && f.pg_rank >= 0 && default_pg) u.rank = f.pg_rank;
+  u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
+  u.severity = f.severity;
+  u.text = std::string(util::clip(f.body, kMaxEventTextBytes));
+  progress_sink_(u, *p);
+  // Like the event it stands for, the line takes no continuation.
+  s.last_event = file_last_event_ = kProgressLine;
   return true;
 }
 

@@ -22,11 +22,13 @@ struct Recognized {
 
 // Frames and recognizes `lines` as one file, the way ingest does: learn the
 // launcher from the lines, feed them in order, finish, drain everything.
-Recognized recognize(const std::vector<std::string>& lines, const discover::PathHints& hints = {}) {
+Recognized recognize(const std::vector<std::string>& lines, const discover::PathHints& hints = {},
+                     FileRecognizer::ProgressSink progress_sink = {}) {
   frame::Framer framer;
   std::vector<std::string_view> sample(lines.begin(), lines.end());
   framer.learn_launcher(sample);
   FileRecognizer recognizer(hints);
+  if (progress_sink) recognizer.set_progress_sink(std::move(progress_sink));
   int64_t offset = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     read::PhysicalLine line;
@@ -557,6 +559,48 @@ TEST(FileRecognizer, ATraceUnderALauncherPrefixGoesToTheFilesLastEventNotToABar)
   EXPECT_EQ(r.rows.events[0].end_line, 1);
   EXPECT_EQ(r.rows.events[1].kind, EventKind::kWorkRecord);
   EXPECT_EQ(r.rows.events[1].end_line, 5);
+}
+
+// Ingest hands progress lines to a sink instead of making events of them:
+// the same lines, the same attribution, and still nothing attaches to them.
+TEST(FileRecognizer, AProgressSinkTakesTheProgressEventsAsLines) {
+  std::vector<std::string> lines = {
+      "[default0]: 12%|#2        | 37/312 [1:37:21<12:04:26, 158.06s/it]",
+      "[W408 08:40:46.832000565 Utils.cpp:12] [PG ID 0 PG GUID 0(default_pg) Rank 3] {'loss': 1.25, 'epoch': 0.5}",
+      "Evaluating:  12%|#2        | 30/250 [01:02<07:40,  2.09s/it]",
+      "Exception raised from doWait at ../torch/csrc/distributed/c10d/TCPStore.cpp:445 (most recent call first):",
+      "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x757e97d92617 in libc10.so)",
+      " [2025-03-01 10:11:12] iteration      100/  500000 | consumed samples: 25600 | lm loss: 2.104E+00 |",
+  };
+  Recognized as_events = recognize(lines);
+  std::vector<std::pair<UnparsedLine, TrainingProgress>> sunk;
+  Recognized as_lines = recognize(lines, {}, [&](const UnparsedLine& u, const TrainingProgress& p) {
+    sunk.emplace_back(u, p);
+  });
+  auto progress = events_of(as_events.rows, EventKind::kTrainingProgress);
+  ASSERT_EQ(progress.size(), 4u);
+  ASSERT_EQ(sunk.size(), progress.size());
+  for (size_t i = 0; i < sunk.size(); ++i) {
+    const auto& [u, p] = sunk[i];
+    const Event& e = *progress[i];
+    EXPECT_EQ(u.line_no, e.line_no);
+    EXPECT_EQ(u.byte_offset, e.byte_offset);
+    EXPECT_EQ(u.host, e.host);
+    EXPECT_EQ(u.pid, e.pid);
+    EXPECT_EQ(u.local_rank, e.local_rank);
+    EXPECT_EQ(u.text, e.text);
+    EXPECT_EQ(p.source, std::get<TrainingProgress>(e.detail).source);
+    EXPECT_EQ(p.step, std::get<TrainingProgress>(e.detail).step);
+  }
+  EXPECT_EQ(sunk[0].first.local_rank, 0);
+  EXPECT_EQ(sunk[1].first.rank, 3) << "the default group's rank, as inference gives an event's";
+  EXPECT_EQ(sunk[2].first.rank, -1);
+  ASSERT_EQ(as_lines.rows.events.size(), as_events.rows.events.size() - progress.size());
+  ASSERT_EQ(as_lines.rows.events.size(), 1u);
+  EXPECT_EQ(as_lines.rows.events[0].kind, EventKind::kCppException);
+  EXPECT_EQ(as_lines.rows.events[0].line_no, 4);
+  EXPECT_EQ(as_lines.rows.events[0].end_line, 5);
+  EXPECT_EQ(as_lines.counts.recognized, as_events.counts.recognized);
 }
 
 // NCCL's setup reports are one line each: an error that follows one without

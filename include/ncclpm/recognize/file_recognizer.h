@@ -56,6 +56,10 @@ class FileRecognizer {
   /// Rows::collectives: millions of lines, none copied.
   using CollectiveSink = std::function<void(const CollectiveLine&)>;
   void set_collective_sink(CollectiveSink sink) { collective_sink_ = std::move(sink); }
+  /// Hands progress lines (bars, Trainer dicts, iteration lines) to `sink` as
+  /// lines instead of keeping them as events: most of an app-heavy console.
+  using ProgressSink = std::function<void(const UnparsedLine&, const TrainingProgress&)>;
+  void set_progress_sink(ProgressSink sink) { progress_sink_ = std::move(sink); }
 
  private:
   struct Block;
@@ -104,6 +108,7 @@ class FileRecognizer {
   const CommLookup& lookup_comm(std::string_view host, int64_t pid, std::string_view comm);
   CommLookup last_comm_lookup_;
   CollectiveSink collective_sink_;
+  ProgressSink progress_sink_;
 
   discover::PathHints hints_;
   LineCounts counts_;

@@ -164,6 +164,10 @@ struct ProgressStream {
 class LineSink {
  public:
   void add(recognize::Rows& rows);
+  /// One progress line, as FileRecognizer's progress sink hands it over.
+  void add_progress(const recognize::UnparsedLine& line, const recognize::TrainingProgress& p) {
+    tally(line, p, progress_.add(line, &p));
+  }
   EncodedLines take_lines();
   int64_t pending_rows() const { return unparsed_.pending_rows() + progress_.pending_rows(); }
   /// The file's streams; call once, at its end.
