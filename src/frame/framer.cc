@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ncclpm/util/literal.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::frame {
@@ -138,7 +139,7 @@ bool read_level(std::string_view s, size_t& i, bool anything_before_warn, Frame&
     level = "WARN";
     return true;
   }
-  size_t marker = s.find(" NCCL ", i);
+  size_t marker = util::find(s, " NCCL ", i);
   if (marker == std::string_view::npos || marker - i > 200) return false;
   std::string_view lvl = s.substr(marker + 6, 5);
   std::string_view where = s.substr(i, marker - i);

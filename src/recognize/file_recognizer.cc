@@ -416,6 +416,8 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
 // block is still read as one; "host" and "error_file" alone are too plain.
 bool FileRecognizer::opens_summary_midway(std::string_view t) {
   if (t == "Root Cause (first observed failure):") return true;
+  // The expression is anchored: a line that starts otherwise need not run it.
+  if (!t.starts_with("rank") && !t.starts_with("exitcode") && !t.starts_with("time")) return false;
   static const RE2 field(R"(^(?:rank\s*: -?\d+ \(local_rank: -?\d+\)|exitcode\s*: -?\d+ \(pid: \d+\)|)"
                          R"(time\s*: \d{4}-\d\d-\d\d_\d\d:\d\d:\d\d)$)");
   return RE2::FullMatch(sp(t), field);

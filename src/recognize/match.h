@@ -8,9 +8,13 @@
 
 #include <string_view>
 
+#include "ncclpm/util/literal.h"
+
 namespace ncclpm::recognize {
 
-inline bool contains(std::string_view s, std::string_view lit) { return s.find(lit) != std::string_view::npos; }
+using util::contains;
+using util::Literal;
+
 inline re2::StringPiece sp(std::string_view s) { return re2::StringPiece(s.data(), s.size()); }
 
 }  // namespace ncclpm::recognize

@@ -56,7 +56,7 @@ std::optional<NcclVersion> parse_embedded_nccl_version(std::string_view text) {
 std::optional<NcclVersion> parse_framework_nccl_version(std::string_view text) {
   // pynccl.py: logger.info("vLLM is using nccl==%s", ...), the same in SGLang's
   // copy ("sglang is using nccl==%s"), printed just before ncclCommInitRank.
-  if (text.find(" is using nccl==") == std::string_view::npos) return std::nullopt;
+  if (!contains(text, " is using nccl==")) return std::nullopt;
   static const RE2 re(R"((?i:vllm|sglang) is using nccl==(\d+\.\d+\.\d+))");
   std::string ver;
   if (!RE2::PartialMatch(sp(text), re, &ver)) return std::nullopt;

@@ -29,6 +29,18 @@ void put_text(std::string& out, std::string_view s) {
   out += s;
 }
 
+// A text as SQLite TEXT holds it (see util::to_sqlite_text), copied only
+// when it needs mending; its stored size.
+size_t put_sqlite_text(std::string& out, std::string_view s) {
+  if (util::is_sqlite_text(s)) {
+    put_text(out, s);
+    return s.size();
+  }
+  std::string mended = util::to_sqlite_text(s);
+  put_text(out, mended);
+  return mended.size();
+}
+
 void put_double(std::string& out, double v) {
   auto bits = std::bit_cast<uint64_t>(v);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
@@ -77,9 +89,11 @@ bool LineEncoder::fits(const LineGroup& g, const recognize::UnparsedLine& u, Lin
 size_t LineEncoder::group_of(const recognize::UnparsedLine& u, LineKind kind) {
   // Consecutive lines are mostly of one group; a console interleaves a few.
   if (last_group_ < block_.groups.size() && fits(block_.groups[last_group_], u, kind)) return last_group_;
-  std::string key = u.host + '\n' + u.producer + '\n' + std::to_string(u.pid) + ' ' + std::to_string(u.rank) + ' ' +
-                    std::to_string(u.local_rank) + ' ' + std::to_string(static_cast<int>(u.severity)) + ' ' +
-                    std::to_string(static_cast<int>(kind));
+  // Groups whose attribution hashes alike are told apart by fits().
+  auto mix = [](uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ULL + (h >> 29); };
+  uint64_t key = mix(std::hash<std::string>{}(u.host), std::hash<std::string>{}(u.producer));
+  for (int64_t v : {u.pid, int64_t{u.rank}, int64_t{u.local_rank}, int64_t{u.severity}, static_cast<int64_t>(kind)})
+    key = mix(key, static_cast<uint64_t>(v));
   std::vector<size_t>& candidates = groups_by_key_[key];
   for (size_t g : candidates)
     if (fits(block_.groups[g], u, kind)) return last_group_ = g;
@@ -128,14 +142,12 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
   } else {
     put_varint(body_, 0);
   }
-  std::string text = util::to_sqlite_text(u.text);
-  put_text(body_, text);
-  text_bytes_ += text.size();
+  text_bytes_ += put_sqlite_text(body_, u.text);
   put_varint(body_, progress != nullptr ? 1 : 0);
   if (progress != nullptr) {
-    put_text(body_, util::to_sqlite_text(progress->source));
-    put_text(body_, util::to_sqlite_text(progress->label));
-    put_text(body_, util::to_sqlite_text(progress->unit));
+    put_sqlite_text(body_, progress->source);
+    put_sqlite_text(body_, progress->label);
+    put_sqlite_text(body_, progress->unit);
     put_varint(body_, to_count(progress->step));
     put_varint(body_, to_count(progress->total));
     put_double(body_, progress->seconds_per_step);
@@ -149,19 +161,31 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::Trai
 
 void LineEncoder::close_block() {
   if (block_.rows == 0) return;
-  std::string body;
-  put_varint(body, kFormatVersion);
-  put_varint(body, static_cast<uint64_t>(block_.rows));
-  body += body_;
-  block_.data.resize(ZSTD_compressBound(body.size()));
-  // One context per thread, reused: making one per block costs more than
-  // compressing a small file's block.
+  std::string header;
+  put_varint(header, kFormatVersion);
+  put_varint(header, static_cast<uint64_t>(block_.rows));
+  // One context and one output buffer per thread, reused: making them per
+  // block costs more than compressing a small file's block. The header and
+  // the body go in as two pieces of one frame, so the body is not copied.
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  size_t n = ZSTD_compressCCtx(context.get(), block_.data.data(), block_.data.size(), body.data(), body.size(),
-                               kCompressionLevel);
-  // Compressing into a buffer of ZSTD_compressBound cannot fail but for memory.
-  if (ZSTD_isError(n)) throw std::bad_alloc();
-  block_.data.resize(n);
+  thread_local std::string compressed;
+  size_t total = header.size() + body_.size();
+  compressed.resize(std::max(compressed.size(), ZSTD_compressBound(total)));
+  ZSTD_CCtx* c = context.get();
+  ZSTD_CCtx_reset(c, ZSTD_reset_session_only);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, kCompressionLevel);
+  ZSTD_CCtx_setPledgedSrcSize(c, total);  // the frame states its size: the reader needs it
+  ZSTD_outBuffer out{compressed.data(), compressed.size(), 0};
+  ZSTD_inBuffer head{header.data(), header.size(), 0};
+  ZSTD_inBuffer body{body_.data(), body_.size(), 0};
+  size_t left = ZSTD_compressStream2(c, &out, &head, ZSTD_e_continue);
+  while (!ZSTD_isError(left) && (left = ZSTD_compressStream2(c, &out, &body, ZSTD_e_end)) != 0) {
+    // An output buffer of ZSTD_compressBound takes the whole frame at once.
+    if (!ZSTD_isError(left) && out.pos == out.size) throw std::bad_alloc();
+  }
+  // With a large enough buffer compression fails only for memory.
+  if (ZSTD_isError(left)) throw std::bad_alloc();
+  block_.data.assign(compressed.data(), out.pos);
   done_.blocks.push_back(std::move(block_));
   block_ = LineBlock{};
   groups_by_key_.clear();

@@ -135,12 +135,22 @@ static size_t utf8_sequence_length(std::string_view s, size_t i) {
 
 bool is_valid_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
+    // Logs are mostly ASCII: eight bytes at a time while they are.
+    uint64_t eight = 0;
+    if (i + 8 <= s.size() && (std::memcpy(&eight, s.data() + i, 8), (eight & 0x8080808080808080ULL) == 0)) {
+      i += 8;
+      continue;
+    }
     if (static_cast<unsigned char>(s[i]) < 0x80) { ++i; continue; }
     size_t n = utf8_sequence_length(s, i);
     if (n == 0) return false;
     i += n;
   }
   return true;
+}
+
+bool is_sqlite_text(std::string_view s) {
+  return s.find('\0') == std::string_view::npos && is_valid_utf8(s);
 }
 
 std::string to_sqlite_text(std::string_view s) {

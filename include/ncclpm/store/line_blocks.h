@@ -115,7 +115,7 @@ class LineEncoder {
   int64_t* next_block_;
   int64_t pending_rows_ = 0;
   LineBlock block_;  // the open block
-  std::unordered_map<std::string, std::vector<size_t>> groups_by_key_;  // its groups by attribution
+  std::unordered_map<uint64_t, std::vector<size_t>> groups_by_key_;  // its groups by a hash of attribution
   size_t last_group_ = 0;
   std::string body_;
   size_t text_bytes_ = 0;

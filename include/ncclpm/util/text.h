@@ -54,6 +54,8 @@ std::string to_valid_utf8(std::string_view s);
 /// strings short) replaced by U+FFFD too.
 std::string to_sqlite_text(std::string_view s);
 bool is_valid_utf8(std::string_view s);
+/// True when to_sqlite_text(s) would be `s` itself (the common case, no copy needed).
+bool is_sqlite_text(std::string_view s);
 
 /// Cuts `s` to at most `max_bytes` without splitting a UTF-8 sequence.
 std::string_view clip(std::string_view s, size_t max_bytes);
