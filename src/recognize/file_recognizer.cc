@@ -327,22 +327,10 @@ bool FileRecognizer::recognize_progress(const PhysicalLine& line, const Frame& f
     push(std::move(e), s);
     return true;
   }
-  UnparsedLine u;
-  u.line_no = line.line_no;
-  u.byte_offset = line.byte_offset;
-  if (f.ts.valid()) {
-    u.ts_us = f.ts.to_us();
-    u.ts_has_year = f.ts.has_year();
-  }
-  u.host = std::string(f.host);
-  u.pid = f.pid;
-  u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
+  UnparsedLine u = make_line(line, f, kMaxEventTextBytes);
   // The rank its default process group's prefix gives, as inference gives an event's.
   bool default_pg = (f.pg_id.empty() || f.pg_id == "0") && (f.pg_desc.empty() || f.pg_desc == "default_pg");
   if (u.rank < 0 && f.pg_rank >= 0 && default_pg) u.rank = f.pg_rank;
-  u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
-  u.severity = f.severity;
-  u.text = std::string(util::clip(f.body, kMaxEventTextBytes));
   progress_sink_(u, *p);
   // Like the event it stands for, the line takes no continuation.
   s.last_event = file_last_event_ = kProgressLine;
@@ -448,8 +436,7 @@ bool FileRecognizer::continue_event(const PhysicalLine& line, const Frame& f, St
   return false;
 }
 
-void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
-  ++counts_.unparsed;
+UnparsedLine FileRecognizer::make_line(const PhysicalLine& line, const Frame& f, size_t max_text) const {
   UnparsedLine u;
   u.line_no = line.line_no;
   u.byte_offset = line.byte_offset;
@@ -461,6 +448,14 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
   u.rank = f.rank >= 0 ? f.rank : hints_.rank.value_or(-1);
   u.local_rank = f.local_rank >= 0 ? f.local_rank : hints_.local_rank.value_or(-1);
   u.pid = f.pid;
+  u.severity = f.severity;
+  u.text = std::string(util::clip(f.body, max_text));
+  return u;
+}
+
+void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
+  ++counts_.unparsed;
+  UnparsedLine u = make_line(line, f, kMaxUnparsedBytes);
   if (u.host.empty()) {
     if (auto d = parse_declared_host(f.body)) {
       u.host = d->host;
@@ -469,8 +464,6 @@ void FileRecognizer::keep_unparsed(const PhysicalLine& line, const Frame& f) {
     }
   }
   u.producer = frame::producer_name(f.producer);
-  u.severity = f.severity;
-  u.text = std::string(util::clip(f.body, kMaxUnparsedBytes));
   rows_.unparsed.push_back(std::move(u));
 }
 

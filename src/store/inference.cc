@@ -191,7 +191,9 @@ DROP TABLE multi_node;
 // option or rendezvous of more nodes or of a later node, and no rank beyond
 // the workers that launcher stopped or lost. Lines are globbed only when such
 // a report lacks a rank.
-static const char* kSingleNodeRanks = R"SQL(
+// Two names of one host (hgx-001 and hgx-001.cluster.internal) are one node.
+static std::string single_node_ranks_sql() {
+  return R"SQL(
 CREATE TEMP TABLE unranked_exits AS
   SELECT e.event_id, x.local_rank FROM events e JOIN process_exits x USING (event_id)
   WHERE e.job_id = ?1 AND e.file_id >= ?2 AND e.kind = 'process_exit' AND e.rank IS NULL
@@ -200,8 +202,9 @@ CREATE TEMP TABLE seen_other_node AS
   SELECT 1 AS yes FROM communicators WHERE job_id = ?1 AND (nnodes > 1 OR local_ranks < nranks)
     AND EXISTS (SELECT 1 FROM unranked_exits)
   UNION ALL SELECT 1 WHERE EXISTS (SELECT 1 FROM unranked_exits) AND
-    (SELECT count(*) FROM (SELECT host FROM events WHERE job_id = ?1 AND host IS NOT NULL
-                           UNION SELECT host FROM line_groups WHERE job_id = ?1 AND host IS NOT NULL)) > 1
+    (SELECT count(DISTINCT )SQL" + short_host_sql("host") + R"SQL() FROM
+       (SELECT host FROM events WHERE job_id = ?1 AND host IS NOT NULL
+        UNION SELECT host FROM line_groups WHERE job_id = ?1 AND host IS NOT NULL)) > 1
   UNION ALL SELECT 1 WHERE EXISTS (SELECT 1 FROM unranked_exits) AND
     (SELECT max(rank) FROM (SELECT rank FROM events WHERE job_id = ?1
                             UNION ALL SELECT rank FROM line_groups WHERE job_id = ?1))
@@ -234,6 +237,7 @@ DROP TABLE launch_said;
 DROP TABLE seen_other_node;
 DROP TABLE unranked_exits;
 )SQL";
+}
 
 // The lines of a progress stream share everything a rank is inferred from:
 // the stream's rank is its sample line's group's.
@@ -243,7 +247,7 @@ UPDATE progress_streams SET rank = (SELECT rank FROM line_groups r WHERE r.group
 )SQL";
 
 Status IngestWriter::infer_file_ranks() {
-  if (Status s = run_script(kSingleNodeRanks); !s) return s;
+  if (Status s = run_script(single_node_ranks_sql()); !s) return s;
   if (Status s = run_script(kInferRanks); !s) return s;
   if (Status s = run_script(rank_hosts_sql()); !s) return s;
   return run_script(kProgressStreamRanks);

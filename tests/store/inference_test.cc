@@ -119,6 +119,12 @@ TEST_F(ConsoleRanks, AFailedWorkersLocalRankIsItsRankWhenNothingShowsAnotherNode
       "'--local_rank=1'] exits with return code = -9\n",
       "deepspeed");
   EXPECT_EQ(rank_of("exits with return code = -9"), 1);
+  // One machine under its short and its full name is one node.
+  ingest(std::string("gpu-7:5151:5151 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+                     "gpu-7.cluster.internal:5152:5152 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n") +
+             kOtherWorkerStopped + kWorkerFailed,
+         "two-names");
+  EXPECT_EQ(rank_of("local_rank: 1 (pid: 750662)"), 1);
 }
 
 TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWhereTheLogsShowAnotherNode) {

@@ -72,6 +72,7 @@ class FileRecognizer {
 
   std::string stream_key(const frame::Frame& f) const;
   Event make_event(EventKind kind, const read::PhysicalLine& line, const frame::Frame& f) const;
+  UnparsedLine make_line(const read::PhysicalLine& line, const frame::Frame& f, size_t max_text) const;
   int64_t push(Event e, Stream& stream);
   Event* event_at(int64_t index);
   bool attach(int64_t index, const read::PhysicalLine& line, std::string_view text);
