@@ -11,6 +11,7 @@
 // it stands for; tests/recognize/parsers_progress_test.cc holds them to it.
 #include <re2/re2.h>
 
+#include <charconv>
 #include <climits>
 #include <cstdlib>
 
@@ -55,7 +56,15 @@ struct Cursor {
   void skip_spaces() { run(is_space); }
 };
 
-double to_double(std::string_view s) { return std::strtod(std::string(s).c_str(), nullptr); }
+// strtod's value of a number as these lines print it. from_chars gives the
+// same correctly rounded value without a copy and a locale; what it does not
+// take (a leading '+', a value out of range, no number at all) goes to strtod.
+double to_double(std::string_view s) {
+  double v = 0;
+  auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (error == std::errc{}) return v;
+  return std::strtod(std::string(s).c_str(), nullptr);
+}
 
 // atoll's value of a run of digits, saturated as glibc's strtoll is.
 int64_t to_count(std::string_view digits) {

@@ -150,6 +150,9 @@ TEST(ProgressParse, ReadersAgreeWithTheirExpressions) {
       " [2025-03-01 10:11:12] iteration      100/  500000 | consumed samples:        25600 | elapsed time per "
       "iteration (ms): 1234.5 | learning rate: 3.000E-04 | global batch size:   256 | lm loss: 2.104E+00 |",
       "xiteration 5/6 | iteration 7/ 8| elapsed time per iteration (ms): . | lm loss: -e |",
+      " iteration 1/2 | elapsed time per iteration (ms): 1e999 | lm loss: +1.5e-3 |",
+      "{'loss': 1e, 'epoch': 1.5.2}{'train_loss': --1, 'epoch': 2}",
+      "  3%|x| 1/2 [00:01, 1e400it/s]",
   };
   const std::string alphabet = "0123456789%|/[]:<>,.? \t\n\r{}'-+eEsitba_\xff\xe2\x96\x88";
   std::mt19937 random(20261127);
