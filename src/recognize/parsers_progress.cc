@@ -76,8 +76,8 @@ int64_t to_count(std::string_view digits) {
   return v;
 }
 
-// The first place `lit` occurs at or after `from` that `fits` takes, and
-// the cursor just past it there; nullopt when none does.
+// The first place `lit` occurs that `fits` takes (given where it is and a
+// cursor just past it), and that cursor as `fits` left it; nullopt when none does.
 template <class Fits>
 std::optional<Cursor> find_fitting(std::string_view s, std::string_view lit, Fits fits) {
   for (size_t at = s.find(lit); at != std::string_view::npos; at = s.find(lit, at + 1)) {
