@@ -23,7 +23,9 @@ checks=(
      count(DISTINCT host), count(DISTINCT op) FROM collective_calls"
   "events|SELECT kind, count(*), sum(coalesce(rank, -9)), sum(line_no), sum(end_line),
      sum(length(text)), sum(coalesce(ts_us, 0) % 1000003), count(DISTINCT host)
-     FROM events WHERE kind <> 'training_progress' GROUP BY kind ORDER BY kind"
+     FROM events WHERE kind NOT IN ('training_progress', 'nccl_channel') GROUP BY kind ORDER BY kind"
+  # Every column of every NCCL channel line (CHANNEL: see channel_lines below).
+  "channel|SELECT f.rel_path, c.* FROM CHANNEL c JOIN files f USING (file_id) ORDER BY 1, line_no"
   # Every column of every progress line (PROGRESS: see progress_lines below).
   "progress|SELECT f.rel_path, p.* FROM PROGRESS p JOIN files f USING (file_id) ORDER BY 1, line_no, text"
   "unparsed|SELECT count(*), sum(coalesce(rank, -9)), sum(line_no), sum(length(text)) FROM unparsed_lines"
@@ -36,7 +38,9 @@ checks=(
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
   # Who said each line, line by line: sums of ranks would not see two swapped.
   "attribution|SELECT f.rel_path, e.line_no, e.kind, e.rank, e.host, e.pid FROM events e JOIN files f USING (file_id)
-     WHERE e.kind <> 'training_progress'
+     WHERE e.kind NOT IN ('training_progress', 'nccl_channel')
+     UNION ALL SELECT f.rel_path, c.line_no, 'nccl_channel', c.rank, c.host, c.pid FROM CHANNEL c
+       JOIN files f USING (file_id)
      UNION ALL SELECT f.rel_path, u.line_no, '-', u.rank, u.host, u.pid FROM unparsed_lines u JOIN files f USING (file_id)
      UNION ALL SELECT f.rel_path, p.line_no, 'training_progress', p.rank, p.host, p.pid FROM PROGRESS p
        JOIN files f USING (file_id)
@@ -55,6 +59,17 @@ progress_lines() {  # BINARY DB
   fi
 }
 
+# The NCCL channel lines, whichever way the binary stores them: before schema
+# 7 events rows of kind nccl_channel, since then the virtual table.
+channel_columns="file_id, line_no, ts_us, host, pid, rank, local_rank, severity, text"
+channel_lines() {  # BINARY DB
+  if "$1" query --db "$2" "SELECT 1 FROM nccl_channel_lines LIMIT 1" > /dev/null 2>&1; then
+    echo "(SELECT $channel_columns FROM nccl_channel_lines)"
+  else
+    echo "(SELECT $channel_columns FROM events WHERE kind = 'nccl_channel')"
+  fi
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
@@ -66,13 +81,15 @@ for corpus in "$@"; do
     rm -f "$tmp/incident.db"
     "$bin" ingest "$corpus" --db "$tmp/incident.db" --quiet > /dev/null
     progress=$(progress_lines "$bin" "$tmp/incident.db")
+    channel=$(channel_lines "$bin" "$tmp/incident.db")
     for check in "${checks[@]}"; do
       sql=${check#*|}
-      "$bin" query --db "$tmp/incident.db" --format csv "${sql//PROGRESS/$progress}" > "$tmp/$which.${check%%|*}"
+      sql=${sql//PROGRESS/$progress}
+      "$bin" query --db "$tmp/incident.db" --format csv "${sql//CHANNEL/$channel}" > "$tmp/$which.${check%%|*}"
     done
     "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
   done
-  for part in collectives events progress unparsed lines files summary attribution diagnosis; do
+  for part in collectives events channel progress unparsed lines files summary attribution diagnosis; do
     if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
       echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
     else

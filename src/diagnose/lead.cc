@@ -377,11 +377,17 @@ struct InitProgress {
 
 Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& facts) {
   auto stmt = db.prepare(
-      "SELECT coalesce(e.rank, -1), coalesce(e.host, ''), coalesce(e.pid, -1),"
-      " max(CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN e.kind = 'nccl_channel' THEN 3"
-      " WHEN c.event = 'init_start' THEN 2 ELSE 1 END)"
-      " FROM events e LEFT JOIN communicators c USING (event_id) WHERE e.job_id = ?1"
-      " AND e.kind IN ('nccl_version', 'nccl_env', 'nccl_network', 'nccl_comm', 'nccl_channel') GROUP BY 1, 2, 3");
+      "SELECT rank, host, pid, max(stage) FROM ("
+      " SELECT coalesce(e.rank, -1) AS rank, coalesce(e.host, '') AS host, coalesce(e.pid, -1) AS pid,"
+      "  CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN c.event = 'init_start' THEN 2"
+      "  ELSE 1 END AS stage"
+      "  FROM events e LEFT JOIN communicators c USING (event_id) WHERE e.job_id = ?1"
+      "  AND e.kind IN ('nccl_version', 'nccl_env', 'nccl_network', 'nccl_comm')"
+      // A process that printed its channels got that far: its groups say so
+      // without a block decoded.
+      " UNION ALL SELECT coalesce(rank, -1), coalesce(host, ''), coalesce(pid, -1), 3 FROM line_groups"
+      "  WHERE job_id = ?1 AND kind = 'nccl_channel')"
+      " GROUP BY 1, 2, 3");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
   InitProgress p;

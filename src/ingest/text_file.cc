@@ -101,11 +101,12 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   // the writer then stores a few blobs instead of a row per line.
   store::CollectiveEncoder collectives;
   recognizer.set_collective_sink([&](const recognize::CollectiveLine& c) { collectives.add(c); });
-  // So are the lines no parser typed and the progress lines, into
-  // compressed blocks, with the progress streams tallied.
+  // So are the lines no parser typed, the progress lines and NCCL's channel
+  // lines, into compressed blocks, with the progress streams tallied.
   store::LineSink lines;
   recognizer.set_progress_sink(
       [&](const recognize::UnparsedLine& u, const recognize::TrainingProgress& p) { lines.add_progress(u, p); });
+  recognizer.set_channel_sink([&](const recognize::UnparsedLine& u) { lines.add_channel(u); });
   auto drain = [&](bool final) {
     recognizer.drain(batch.rows, final);
     lines.add(batch.rows);

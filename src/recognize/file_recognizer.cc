@@ -21,9 +21,10 @@ using read::PhysicalLine;
 namespace {
 
 constexpr int64_t kContinuationWindow = 200;  // lines after an event that may still continue it
-// The "last event" of a stream whose last line went to the progress sink: no
-// event, and nothing attaches to it.
-constexpr int64_t kProgressLine = -2;
+// The "last event" of a stream whose last line went to a line sink (a
+// progress or channel line): no event, and nothing attaches to it, as
+// nothing attaches to the event it stands for.
+constexpr int64_t kSunkLine = -2;
 
 bool starts(std::string_view s, std::string_view p) { return s.starts_with(p); }
 
@@ -230,7 +231,12 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
   }
   if (auto t = parse_nccl_error_trace(b)) return emit(EventKind::kNcclErrorTrace, *t);
   if (is_nccl_network_line(b)) return emit(EventKind::kNcclNetwork, {});
-  if (is_nccl_channel_line(b)) return emit(EventKind::kNcclChannel, {});
+  if (is_nccl_channel_line(b)) {
+    if (!channel_sink_) return emit(EventKind::kNcclChannel, {});
+    channel_sink_(stored_line(line, f));
+    s.last_event = file_last_event_ = kSunkLine;
+    return true;
+  }
   return false;
 }
 
@@ -327,14 +333,16 @@ bool FileRecognizer::recognize_progress(const PhysicalLine& line, const Frame& f
     push(std::move(e), s);
     return true;
   }
-  UnparsedLine u = make_line(line, f, kMaxEventTextBytes);
-  // The rank its default process group's prefix gives, as inference gives an event's.
-  bool default_pg = (f.pg_id.empty() || f.pg_id == "0") && (f.pg_desc.empty() || f.pg_desc == "default_pg");
-  if (u.rank < 0 && f.pg_rank >= 0 && default_pg) u.rank = f.pg_rank;
-  progress_sink_(u, *p);
-  // Like the event it stands for, the line takes no continuation.
-  s.last_event = file_last_event_ = kProgressLine;
+  progress_sink_(stored_line(line, f), *p);
+  s.last_event = file_last_event_ = kSunkLine;
   return true;
+}
+
+// A typed line handed to a line sink: an event's attribution and text.
+UnparsedLine FileRecognizer::stored_line(const PhysicalLine& line, const Frame& f) const {
+  UnparsedLine u = make_line(line, f, kMaxEventTextBytes);
+  u.rank = rank_or_default_pg(u.rank, f.pg_rank, f.pg_id, f.pg_desc);
+  return u;
 }
 
 // Megatron's timer report is one multi-line message of one rank: its header,

@@ -71,7 +71,12 @@ int64_t with_year(int64_t ts_us, int64_t year) {
 }  // namespace
 
 const char* line_kind_name(LineKind kind) {
-  return kind == LineKind::kProgress ? "training_progress" : "unparsed";
+  switch (kind) {
+    case LineKind::kProgress: return "training_progress";
+    case LineKind::kNcclChannel: return "nccl_channel";
+    case LineKind::kUnparsed: break;
+  }
+  return "unparsed";
 }
 
 int64_t stored_time(int64_t printed_us, int64_t ts_year, int64_t shift_us) {
@@ -111,8 +116,8 @@ size_t LineEncoder::group_of(const recognize::UnparsedLine& u, LineKind kind) {
   return last_group_ = block_.groups.size() - 1;
 }
 
-LineRef LineEncoder::add(const recognize::UnparsedLine& u, const recognize::TrainingProgress* progress) {
-  LineKind kind = progress != nullptr ? LineKind::kProgress : LineKind::kUnparsed;
+LineRef LineEncoder::add(const recognize::UnparsedLine& u, LineKind kind,
+                         const recognize::TrainingProgress* progress) {
   // A block is numbered when it opens: references to its lines need the number.
   if (block_.rows == 0 && block_.groups.empty()) block_.seq = (*next_block_)++;
   size_t index = group_of(u, kind);
@@ -281,8 +286,8 @@ bool LineBlockReader::read_progress(BlockProgress& p) {
 
 namespace {
 
-// A progress event as a stored line: its attribution, with the rank its
-// default process group's prefix gives (what inference gives an event's).
+// A progress or channel event as a stored line: its attribution, with the
+// rank its default process group's prefix gives.
 recognize::UnparsedLine as_line(const recognize::Event& e) {
   recognize::UnparsedLine u;
   u.line_no = e.line_no;
@@ -291,34 +296,34 @@ recognize::UnparsedLine as_line(const recognize::Event& e) {
   u.ts_has_year = e.ts_has_year;
   u.host = e.host;
   u.pid = e.pid;
-  u.rank = e.rank;
-  bool default_pg = (e.pg_id.empty() || e.pg_id == "0") && (e.pg_desc.empty() || e.pg_desc == "default_pg");
-  if (u.rank < 0 && e.pg_rank >= 0 && default_pg) u.rank = e.pg_rank;
+  u.rank = recognize::rank_or_default_pg(e.rank, e.pg_rank, e.pg_id, e.pg_desc);
   u.local_rank = e.local_rank;
   u.severity = e.severity;
   u.text = e.text;
   return u;
 }
 
-bool is_progress(const recognize::Event& e) { return e.kind == recognize::EventKind::kTrainingProgress; }
+bool is_stored_line(const recognize::Event& e) {
+  return e.kind == recognize::EventKind::kTrainingProgress || e.kind == recognize::EventKind::kNcclChannel;
+}
 
 }  // namespace
 
 void LineSink::add(recognize::Rows& rows) {
   for (const recognize::Event& e : rows.events) {
-    if (!is_progress(e)) continue;
-    recognize::UnparsedLine line = as_line(e);
-    const auto& p = std::get<recognize::TrainingProgress>(e.detail);
-    tally(line, p, progress_.add(line, &p));
+    if (e.kind == recognize::EventKind::kNcclChannel) add_channel(as_line(e));
+    if (e.kind == recognize::EventKind::kTrainingProgress)
+      add_progress(as_line(e), std::get<recognize::TrainingProgress>(e.detail));
   }
-  std::erase_if(rows.events, is_progress);
-  for (const recognize::UnparsedLine& u : rows.unparsed) unparsed_.add(u);
+  std::erase_if(rows.events, is_stored_line);
+  for (const recognize::UnparsedLine& u : rows.unparsed) unparsed_.add(u, LineKind::kUnparsed);
   rows.unparsed.clear();
 }
 
 EncodedLines LineSink::take_lines() {
   EncodedLines out = unparsed_.take();
-  for (LineBlock& b : progress_.take().blocks) out.blocks.push_back(std::move(b));
+  for (LineEncoder* kind : {&progress_, &channel_})
+    for (LineBlock& b : kind->take().blocks) out.blocks.push_back(std::move(b));
   return out;
 }
 

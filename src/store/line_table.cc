@@ -1,11 +1,12 @@
 // src/store/line_table.cc
 //
-// The virtual tables `unparsed_lines` and `training_progress`: one row per
+// The virtual tables `unparsed_lines`, `training_progress` and `nccl_channel_lines`: one row per
 // stored line of their kind, decoded on the fly from `line_groups` (the
 // attribution) and `line_blocks` (the compressed texts). Read-only.
 // Equalities and IS NULL on a group's columns (job, file, rank, host, pid,
 // local rank, producer, severity) and bounds on the line number are answered
 // by SQL over the groups, so blocks that cannot match are never decompressed.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -95,13 +96,16 @@ struct Cursor {
 
 int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
   // argv: module, database, table name, then the arguments.
-  std::string kind = argc > 3 ? argv[3] : "";
-  if (kind != line_kind_name(LineKind::kUnparsed) && kind != line_kind_name(LineKind::kProgress)) {
-    *err = sqlite3_mprintf("ncclpm_lines needs the kind of line it shows (unparsed or training_progress), not '%s'",
-                           kind.c_str());
+  std::string name = argc > 3 ? argv[3] : "";
+  const LineKind* kind = std::find_if(std::begin(kLineKinds), std::end(kLineKinds),
+                                      [&](LineKind k) { return name == line_kind_name(k); });
+  if (kind == std::end(kLineKinds)) {
+    *err = sqlite3_mprintf(
+        "ncclpm_lines needs the kind of line it shows (unparsed, training_progress or nccl_channel), not '%s'",
+        name.c_str());
     return SQLITE_ERROR;
   }
-  bool progress = kind == line_kind_name(LineKind::kProgress);
+  bool progress = *kind == LineKind::kProgress;
   std::string declaration = std::string("CREATE TABLE x(") + kLineColumns + (progress ? kProgressColumns : "") + ")";
   int rc = sqlite3_declare_vtab(db, declaration.c_str());
   if (rc != SQLITE_OK) {
@@ -112,7 +116,7 @@ int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab*
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   auto* t = new Table();
   t->db = db;
-  t->kind = progress ? LineKind::kProgress : LineKind::kUnparsed;
+  t->kind = *kind;
   *out = &t->base;
   return SQLITE_OK;
 }

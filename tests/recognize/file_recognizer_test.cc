@@ -23,12 +23,13 @@ struct Recognized {
 // Frames and recognizes `lines` as one file, the way ingest does: learn the
 // launcher from the lines, feed them in order, finish, drain everything.
 Recognized recognize(const std::vector<std::string>& lines, const discover::PathHints& hints = {},
-                     FileRecognizer::ProgressSink progress_sink = {}) {
+                     FileRecognizer::ProgressSink progress_sink = {}, FileRecognizer::ChannelSink channel_sink = {}) {
   frame::Framer framer;
   std::vector<std::string_view> sample(lines.begin(), lines.end());
   framer.learn_launcher(sample);
   FileRecognizer recognizer(hints);
   if (progress_sink) recognizer.set_progress_sink(std::move(progress_sink));
+  if (channel_sink) recognizer.set_channel_sink(std::move(channel_sink));
   int64_t offset = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     read::PhysicalLine line;
@@ -600,6 +601,47 @@ TEST(FileRecognizer, AProgressSinkTakesTheProgressEventsAsLines) {
   EXPECT_EQ(as_lines.rows.events[0].kind, EventKind::kCppException);
   EXPECT_EQ(as_lines.rows.events[0].line_no, 4);
   EXPECT_EQ(as_lines.rows.events[0].end_line, 5);
+  EXPECT_EQ(as_lines.counts.recognized, as_events.counts.recognized);
+}
+
+TEST(FileRecognizer, AChannelSinkTakesTheChannelEventsAsLines) {
+  std::vector<std::string> lines = {
+      "[rank2]:node1:100:200 [2] NCCL INFO Channel 00/02 :    0   1   2   3",
+      "node1:100:201 [2] NCCL INFO Trees [0] 3/-1/-1->2->1 [1] 3/-1/-1->2->1",
+      "ncclInternalError: Internal check failed.",
+      "[2025-03-01 10:11:12] node1:100:202 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/CUMEM/read",
+      "node1:100:200 [2] NCCL INFO comm 0x5581 rank 2 nranks 4 cudaDev 2 busId 41000 - Init COMPLETE",
+      "node1:100:202 [2] NCCL INFO Connected all rings",
+  };
+  Recognized as_events = recognize(lines);
+  std::vector<UnparsedLine> sunk;
+  Recognized as_lines = recognize(lines, {}, {}, [&](const UnparsedLine& u) { sunk.push_back(u); });
+  auto channels = events_of(as_events.rows, EventKind::kNcclChannel);
+  ASSERT_EQ(channels.size(), 4u);
+  ASSERT_EQ(sunk.size(), channels.size());
+  for (size_t i = 0; i < sunk.size(); ++i) {
+    const Event& e = *channels[i];
+    EXPECT_EQ(sunk[i].line_no, e.line_no);
+    EXPECT_EQ(sunk[i].byte_offset, e.byte_offset);
+    EXPECT_EQ(sunk[i].host, e.host);
+    EXPECT_EQ(sunk[i].pid, e.pid);
+    EXPECT_EQ(sunk[i].rank, e.rank);
+    EXPECT_EQ(sunk[i].local_rank, e.local_rank);
+    EXPECT_EQ(sunk[i].ts_us, e.ts_us);
+    EXPECT_EQ(sunk[i].severity, e.severity);
+    EXPECT_EQ(sunk[i].text, e.text);
+  }
+  EXPECT_EQ(sunk[0].rank, 2);
+  EXPECT_EQ(sunk[1].host, "node1");
+  EXPECT_EQ(sunk[3].text, "Connected all rings");
+  // The other lines are the same events either way: the error after the
+  // trees line is its own, as it is after the event the line stands for.
+  ASSERT_EQ(as_lines.rows.events.size(), as_events.rows.events.size() - channels.size());
+  ASSERT_EQ(as_lines.rows.events.size(), 2u);
+  EXPECT_EQ(as_lines.rows.events[0].kind, EventKind::kNcclErrorSurfaced);
+  EXPECT_EQ(as_lines.rows.events[0].line_no, 3);
+  EXPECT_EQ(as_lines.rows.events[0].end_line, 3);
+  EXPECT_EQ(as_lines.rows.events[1].kind, EventKind::kNcclComm);
   EXPECT_EQ(as_lines.counts.recognized, as_events.counts.recognized);
 }
 

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -89,7 +90,7 @@ TEST(LineBlocks, ExtremeNumbersSurviveTheRoundTrip) {
     auto p = bar(0);
     p.step = steps_and_totals[i].first;
     p.total = steps_and_totals[i].second;
-    enc.add(u, &p);
+    enc.add(u, LineKind::kProgress, &p);
   }
   EncodedLines e = enc.take();
   ASSERT_EQ(e.blocks.size(), 1u);
@@ -113,7 +114,7 @@ TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {
   std::vector<LineRef> refs;
   for (size_t i = 0; i < lines.size(); ++i) {
     auto p = bar(static_cast<int64_t>(i));
-    refs.push_back(enc.add(lines[i], i % 5 == 0 ? &p : nullptr));
+    refs.push_back(i % 5 == 0 ? enc.add(lines[i], LineKind::kProgress, &p) : enc.add(lines[i], LineKind::kUnparsed));
   }
   EXPECT_EQ(enc.pending_rows(), static_cast<int64_t>(lines.size()));
   EncodedLines e = enc.take();
@@ -185,9 +186,9 @@ TEST(LineBlocks, AGroupGathersAStreamsLinesWhereverTheyAreInTheBlock) {
     return u;
   };
   // Three ranks interleaved in one console, as a tee'd node log has them.
-  for (int n = 1; n <= 30; ++n) enc.add(line(n, n % 3, 100 + n));
-  enc.add(line(31, 0, 0));           // no time: joins rank 0's
-  enc.add(line(32, 0, 500, false));  // a time without a year: a group of its own
+  for (int n = 1; n <= 30; ++n) enc.add(line(n, n % 3, 100 + n), LineKind::kUnparsed);
+  enc.add(line(31, 0, 0), LineKind::kUnparsed);           // no time: joins rank 0's
+  enc.add(line(32, 0, 500, false), LineKind::kUnparsed);  // a time without a year: a group of its own
   EncodedLines e = enc.take();
   ASSERT_EQ(e.blocks.size(), 1u);
   const auto& groups = e.blocks[0].groups;
@@ -205,7 +206,7 @@ TEST(LineBlocks, AGroupGathersAStreamsLinesWhereverTheyAreInTheBlock) {
 
 TEST(LineBlocks, DamageIsReportedNotDecoded) {
   LineEncoder enc;
-  for (const auto& u : varied_lines(100)) enc.add(u);
+  for (const auto& u : varied_lines(100)) enc.add(u, LineKind::kUnparsed);
   const std::string good = enc.take().blocks.at(0).data;
   EXPECT_TRUE(LineBlockReader(good).error().empty());
   EXPECT_EQ(LineBlockReader("").error(), "not a compressed line block");
@@ -240,7 +241,13 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   recognize::Event other;
   other.kind = recognize::EventKind::kTraceback;
   other.line_no = 4;
-  rows.events = {progress(1, 10), progress(3, 11), other, progress(5, 12)};
+  recognize::Event channel;
+  channel.kind = recognize::EventKind::kNcclChannel;
+  channel.line_no = channel.end_line = 7;
+  channel.host = "node1";
+  channel.pid = 77;
+  channel.text = "Channel 00/02 :    0   1";
+  rows.events = {progress(1, 10), progress(3, 11), other, progress(5, 12), channel};
   rows.unparsed = {unparsed(2), unparsed(6)};
   LineSink sink;
   sink.add(rows);
@@ -249,18 +256,30 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   auto streams = sink.take_streams();
   EncodedLines e = sink.take_lines();
   // A block per kind, numbered apart, each in line order.
-  ASSERT_EQ(e.blocks.size(), 2u);
+  ASSERT_EQ(e.blocks.size(), 3u);
   auto lines_of = [](const LineBlock& b) {
     LineBlockReader reader(b.data);
     std::vector<int64_t> order;
     for (BlockLine l; reader.next(l);) order.push_back(l.line_no);
     return order;
   };
-  const LineBlock& unparsed_block = e.blocks[0].groups.at(0).kind == LineKind::kUnparsed ? e.blocks[0] : e.blocks[1];
-  const LineBlock& progress_block = &unparsed_block == &e.blocks[0] ? e.blocks[1] : e.blocks[0];
+  auto block_of = [&](LineKind kind) -> const LineBlock& {
+    auto it = std::find_if(e.blocks.begin(), e.blocks.end(),
+                           [&](const LineBlock& b) { return b.groups.at(0).kind == kind; });
+    EXPECT_NE(it, e.blocks.end()) << line_kind_name(kind);
+    return it == e.blocks.end() ? e.blocks[0] : *it;
+  };
+  const LineBlock& unparsed_block = block_of(LineKind::kUnparsed);
+  const LineBlock& progress_block = block_of(LineKind::kProgress);
+  const LineBlock& channel_block = block_of(LineKind::kNcclChannel);
   EXPECT_EQ(lines_of(unparsed_block), (std::vector<int64_t>{2, 6}));
   EXPECT_EQ(lines_of(progress_block), (std::vector<int64_t>{1, 3, 5}));
+  EXPECT_EQ(lines_of(channel_block), (std::vector<int64_t>{7}));
+  EXPECT_EQ(channel_block.groups.at(0).host, "node1");
+  EXPECT_EQ(channel_block.groups.at(0).pid, 77);
   EXPECT_NE(unparsed_block.seq, progress_block.seq);
+  EXPECT_NE(channel_block.seq, progress_block.seq);
+  EXPECT_NE(channel_block.seq, unparsed_block.seq);
   for (const ProgressStream& s : streams) EXPECT_EQ(s.last_bar.block_seq, progress_block.seq);
   // Two streams (bars with and without a label), both of rank 2.
   ASSERT_EQ(streams.size(), 2u);

@@ -118,6 +118,30 @@ TEST_F(Grep, NoHitSaysSoAndBadInputIsAClearError) {
   EXPECT_NE(missing.err.find("no incident database here"), std::string::npos) << missing.err;
 }
 
+// NCCL's channel lines are stored as lines, not events rows: they keep the
+// rank their process's communicator gives, and grep finds them by the words
+// users grep for.
+TEST(GrepChannels, ChannelLinesAreStoredAsLinesWithTheirProcesssRank) {
+  TempDir t;
+  write_file(t / "logs/nccl.node3.log",
+             "node3:300:300 [1] NCCL INFO comm 0x55 rank 3 nranks 4 cudaDev 1 busId 41000 - Init START\n"
+             "node3:300:301 [1] NCCL INFO Channel 00/02 :    0   1   2   3\n"
+             "node3:300:301 [1] NCCL INFO Channel 00/0 : 3[1] -> 0[0] via P2P/CUMEM/read\n"
+             "node3:300:300 [1] NCCL INFO comm 0x55 rank 3 nranks 4 cudaDev 1 busId 41000 - Init COMPLETE\n");
+  std::string db = (t / "x.db").string();
+  auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", db});
+  ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
+  auto query = [&](const std::string& sql) { return run_ncclpm({"query", sql, "--db", db, "--format", "csv"}).out; };
+  EXPECT_EQ(query("SELECT count(*) FROM events WHERE kind = 'nccl_channel'"), "count(*)\n0\n");
+  EXPECT_EQ(query("SELECT line_no, rank, host, pid, severity, text FROM nccl_channel_lines ORDER BY line_no"),
+            "line_no,rank,host,pid,severity,text\n"
+            "2,3,node3,300,I,Channel 00/02 :    0   1   2   3\n"
+            "3,3,node3,300,I,Channel 00/0 : 3[1] -> 0[0] via P2P/CUMEM/read\n");
+  auto r = run_ncclpm({"grep", "NCCL INFO Channel 00/0 :", "--rank", "3", "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "nccl.node3.log:3: [rank 3, node3] NCCL INFO Channel 00/0 : 3[1] -> 0[0] via P2P/CUMEM/read\n");
+}
+
 TEST(ParseMoment, LeftOutPartsComeFromTheReference) {
   const int64_t day = 86'400'000'000LL;
   int64_t ref = frame::days_from_civil(2025, 6, 12) * day + 5 * 3'600'000'000LL;  // 2025-06-12 05:00

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -217,6 +218,14 @@ struct UnparsedLine {
   char severity = 0;  ///< the producer's level letter ('E', 'W', ...), 0 when the line has none
   std::string text;   ///< clipped to kMaxUnparsedBytes
 };
+
+/// A line's global rank: `rank` when known, else its rank in the default
+/// process group (PG 0, or a prefix that names no group), which is the global
+/// one. Inference gives an event this rank; a stored line gets it at once.
+inline int rank_or_default_pg(int rank, int pg_rank, std::string_view pg_id, std::string_view pg_desc) {
+  bool default_pg = (pg_id.empty() || pg_id == "0") && (pg_desc.empty() || pg_desc == "default_pg");
+  return rank < 0 && pg_rank >= 0 && default_pg ? pg_rank : rank;
+}
 
 /// One entry of a Flight Recorder dump (log-formats B.10).
 struct FlightRecorderEntry {

@@ -60,6 +60,10 @@ class FileRecognizer {
   /// lines instead of keeping them as events: most of an app-heavy console.
   using ProgressSink = std::function<void(const UnparsedLine&, const TrainingProgress&)>;
   void set_progress_sink(ProgressSink sink) { progress_sink_ = std::move(sink); }
+  /// Hands NCCL's channel lines (rings, trees, channel connections) to `sink`
+  /// as lines instead of keeping them as events: most of NCCL's INFO output.
+  using ChannelSink = std::function<void(const UnparsedLine&)>;
+  void set_channel_sink(ChannelSink sink) { channel_sink_ = std::move(sink); }
 
  private:
   struct Block;
@@ -73,6 +77,7 @@ class FileRecognizer {
   std::string stream_key(const frame::Frame& f) const;
   Event make_event(EventKind kind, const read::PhysicalLine& line, const frame::Frame& f) const;
   UnparsedLine make_line(const read::PhysicalLine& line, const frame::Frame& f, size_t max_text) const;
+  UnparsedLine stored_line(const read::PhysicalLine& line, const frame::Frame& f) const;
   int64_t push(Event e, Stream& stream);
   Event* event_at(int64_t index);
   bool attach(int64_t index, const read::PhysicalLine& line, std::string_view text);
@@ -110,6 +115,7 @@ class FileRecognizer {
   CommLookup last_comm_lookup_;
   CollectiveSink collective_sink_;
   ProgressSink progress_sink_;
+  ChannelSink channel_sink_;
 
   discover::PathHints hints_;
   LineCounts counts_;

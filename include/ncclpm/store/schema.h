@@ -10,7 +10,7 @@
 
 namespace ncclpm::store {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 /// The CREATE statements of every table and view (no indexes).
 const char* schema_sql();
