@@ -23,9 +23,10 @@ checks=(
      count(DISTINCT host), count(DISTINCT op) FROM collective_calls"
   "events|SELECT kind, count(*), sum(coalesce(rank, -9)), sum(line_no), sum(end_line),
      sum(length(text)), sum(coalesce(ts_us, 0) % 1000003), count(DISTINCT host)
-     FROM events WHERE kind NOT IN ('training_progress', 'nccl_channel') GROUP BY kind ORDER BY kind"
-  # Every column of every NCCL channel line (CHANNEL: see channel_lines below).
+     FROM events WHERE kind NOT IN ('training_progress', 'nccl_channel', 'nccl_network') GROUP BY kind ORDER BY kind"
+  # Every column of every NCCL channel and transport line (CHANNEL, NETWORK: see setup_lines below).
   "channel|SELECT f.rel_path, c.* FROM CHANNEL c JOIN files f USING (file_id) ORDER BY 1, line_no"
+  "network|SELECT f.rel_path, n.* FROM NETWORK n JOIN files f USING (file_id) ORDER BY 1, line_no"
   # Every column of every progress line (PROGRESS: see progress_lines below).
   "progress|SELECT f.rel_path, p.* FROM PROGRESS p JOIN files f USING (file_id) ORDER BY 1, line_no, text"
   "unparsed|SELECT count(*), sum(coalesce(rank, -9)), sum(line_no), sum(length(text)) FROM unparsed_lines"
@@ -38,8 +39,10 @@ checks=(
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
   # Who said each line, line by line: sums of ranks would not see two swapped.
   "attribution|SELECT f.rel_path, e.line_no, e.kind, e.rank, e.host, e.pid FROM events e JOIN files f USING (file_id)
-     WHERE e.kind NOT IN ('training_progress', 'nccl_channel')
+     WHERE e.kind NOT IN ('training_progress', 'nccl_channel', 'nccl_network')
      UNION ALL SELECT f.rel_path, c.line_no, 'nccl_channel', c.rank, c.host, c.pid FROM CHANNEL c
+       JOIN files f USING (file_id)
+     UNION ALL SELECT f.rel_path, n.line_no, 'nccl_network', n.rank, n.host, n.pid FROM NETWORK n
        JOIN files f USING (file_id)
      UNION ALL SELECT f.rel_path, u.line_no, '-', u.rank, u.host, u.pid FROM unparsed_lines u JOIN files f USING (file_id)
      UNION ALL SELECT f.rel_path, p.line_no, 'training_progress', p.rank, p.host, p.pid FROM PROGRESS p
@@ -59,14 +62,15 @@ progress_lines() {  # BINARY DB
   fi
 }
 
-# The NCCL channel lines, whichever way the binary stores them: before schema
-# 7 events rows of kind nccl_channel, since then the virtual table.
-channel_columns="file_id, line_no, ts_us, host, pid, rank, local_rank, severity, text"
-channel_lines() {  # BINARY DB
-  if "$1" query --db "$2" "SELECT 1 FROM nccl_channel_lines LIMIT 1" > /dev/null 2>&1; then
-    echo "(SELECT $channel_columns FROM nccl_channel_lines)"
+# NCCL's channel or transport lines (KIND nccl_channel or nccl_network),
+# whichever way the binary stores them: before schema 7 events rows of that
+# kind, since then the virtual table KIND_lines.
+setup_columns="file_id, line_no, ts_us, host, pid, rank, local_rank, severity, text"
+setup_lines() {  # BINARY DB KIND
+  if "$1" query --db "$2" "SELECT 1 FROM $3_lines LIMIT 1" > /dev/null 2>&1; then
+    echo "(SELECT $setup_columns FROM $3_lines)"
   else
-    echo "(SELECT $channel_columns FROM events WHERE kind = 'nccl_channel')"
+    echo "(SELECT $setup_columns FROM events WHERE kind = '$3')"
   fi
 }
 
@@ -81,15 +85,17 @@ for corpus in "$@"; do
     rm -f "$tmp/incident.db"
     "$bin" ingest "$corpus" --db "$tmp/incident.db" --quiet > /dev/null
     progress=$(progress_lines "$bin" "$tmp/incident.db")
-    channel=$(channel_lines "$bin" "$tmp/incident.db")
+    channel=$(setup_lines "$bin" "$tmp/incident.db" nccl_channel)
+    network=$(setup_lines "$bin" "$tmp/incident.db" nccl_network)
     for check in "${checks[@]}"; do
       sql=${check#*|}
       sql=${sql//PROGRESS/$progress}
-      "$bin" query --db "$tmp/incident.db" --format csv "${sql//CHANNEL/$channel}" > "$tmp/$which.${check%%|*}"
+      sql=${sql//CHANNEL/$channel}
+      "$bin" query --db "$tmp/incident.db" --format csv "${sql//NETWORK/$network}" > "$tmp/$which.${check%%|*}"
     done
     "$bin" diagnose --db "$tmp/incident.db" --format json > "$tmp/$which.diagnosis"
   done
-  for part in collectives events channel progress unparsed lines files summary attribution diagnosis; do
+  for part in collectives events channel network progress unparsed lines files summary attribution diagnosis; do
     if cmp -s "$tmp/baseline.$part" "$tmp/new.$part"; then
       echo "$name: $part same ($(wc -l < "$tmp/new.$part") lines)"
     else

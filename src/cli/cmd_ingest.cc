@@ -46,10 +46,10 @@ void print_findings_summary(const ingest::Report& r) {
   auto job = db->scalar_int("SELECT job_id FROM jobs WHERE name = ?", {r.job});
   if (!job) return;
   std::cout << "events by kind:\n";
-  // Progress and channel lines are stored as lines, not events rows; their groups know how many.
+  // Progress, channel and transport lines are stored as lines, not events rows; their groups know how many.
   auto kinds = db->prepare(
       "SELECT kind, n FROM (SELECT kind, count(*) AS n FROM events WHERE job_id = ?1 GROUP BY kind"
-      " UNION ALL SELECT kind, sum(rows) FROM line_groups WHERE job_id = ?1 AND kind IN ('training_progress', 'nccl_channel')"
+      " UNION ALL SELECT kind, sum(rows) FROM line_groups WHERE job_id = ?1 AND kind IN ('training_progress', 'nccl_channel', 'nccl_network')"
       " GROUP BY kind) ORDER BY n DESC, kind");
   if (kinds && kinds->bind_all({*job})) {
     while (kinds->step())

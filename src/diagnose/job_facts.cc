@@ -256,7 +256,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   static const RE2 ifname(R"((?:OOB|Using|Using \[\d+\])\s*\[?\d*\]?([A-Za-z][\w.-]*):\d+\.\d+\.\d+\.\d+)");
   static const RE2 hca(R"(\[\d+\](mlx\d+_\d+|\w+_\d+):\d+/)");
   s = each_row(db,
-      "SELECT text FROM events WHERE job_id = ?1 AND kind = 'nccl_network' ORDER BY file_id, line_no LIMIT 2000", job_id,
+      "SELECT text FROM nccl_network_lines WHERE job_id = ?1 ORDER BY file_id, line_no LIMIT 2000", job_id,
       [&](const store::Statement& r) {
         std::string text = r.column_text(0);
         re2::StringPiece in(text);

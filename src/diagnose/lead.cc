@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::diagnose {
@@ -250,11 +251,13 @@ Finding finding_of(std::string rule, std::string category, std::string title, st
 Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
                                            LineScope scope) {
   // NCCL's INFO chatter is most of a big job's unparsed lines; the INFO lines
-  // that report a failure (error traces, RAS, IB recovery, connects it
-  // retries) carry one of these words.
-  static const char* kNcclInfoFailure =
-      "(u.producer <> 'nccl' OR u.text LIKE '% -> %' OR u.text LIKE '%fail%' OR u.text LIKE '%timeout%'"
-      " OR u.text LIKE '%closed%' OR u.text LIKE '%error%' OR u.text LIKE '%retrying%')";
+  // that report a failure carry one of recognize's failure words (LIKE
+  // ignores their case too), or an error trace's arrow.
+  static const std::string kNcclInfoFailure = [] {
+    std::string sql = "(u.producer <> 'nccl' OR u.text LIKE '% -> %'";
+    for (std::string_view w : recognize::kNcclInfoFailureWords) sql += " OR u.text LIKE '%" + std::string(w) + "%'";
+    return sql + ")";
+  }();
   std::string sql = std::string("SELECT ") + kLocatedColumns +
                     ", e.kind FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
   sql += scope == LineScope::kNccl
@@ -382,11 +385,12 @@ Result<InitProgress> load_init_progress(store::Connection& db, const JobFacts& f
       "  CASE WHEN c.event = 'init_complete' OR c.event = 'summary' THEN 4 WHEN c.event = 'init_start' THEN 2"
       "  ELSE 1 END AS stage"
       "  FROM events e LEFT JOIN communicators c USING (event_id) WHERE e.job_id = ?1"
-      "  AND e.kind IN ('nccl_version', 'nccl_env', 'nccl_network', 'nccl_comm')"
-      // A process that printed its channels got that far: its groups say so
-      // without a block decoded.
-      " UNION ALL SELECT coalesce(rank, -1), coalesce(host, ''), coalesce(pid, -1), 3 FROM line_groups"
-      "  WHERE job_id = ?1 AND kind = 'nccl_channel')"
+      "  AND e.kind IN ('nccl_version', 'nccl_env', 'nccl_comm')"
+      // A process that printed its transports or its channels got that far:
+      // its groups say so without a block decoded.
+      " UNION ALL SELECT coalesce(rank, -1), coalesce(host, ''), coalesce(pid, -1),"
+      "  CASE kind WHEN 'nccl_channel' THEN 3 ELSE 1 END FROM line_groups"
+      "  WHERE job_id = ?1 AND kind IN ('nccl_channel', 'nccl_network'))"
       " GROUP BY 1, 2, 3");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();

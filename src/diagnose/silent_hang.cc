@@ -92,10 +92,13 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
   if (!last_progress) return last_progress.take_error();
   auto last_channel = last_stored("nccl_channel_lines", "nccl_channel");
   if (!last_channel) return last_channel.take_error();
+  auto last_network = last_stored("nccl_network_lines", "nccl_network");
+  if (!last_network) return last_network.take_error();
   auto last_line = [&](int64_t file_id, const std::string& rel_path,
                        int64_t before) -> Result<std::optional<Evidence>> {
     std::optional<Evidence> last;
-    for (store::Statement* stmt : {&*last_event, &*last_unparsed, &*last_progress, &*last_channel}) {
+    for (store::Statement* stmt : {&*last_event, &*last_unparsed, &*last_progress, &*last_channel,
+                                   &*last_network}) {
       stmt->reset();
       if (Status b = stmt->bind_all({file_id, before}); !b) return b.take_error();
       std::optional<Error> err;

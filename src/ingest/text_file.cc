@@ -102,11 +102,13 @@ void parse_text_file(const discover::DiscoveredFile& file, Batch& batch,
   store::CollectiveEncoder collectives;
   recognizer.set_collective_sink([&](const recognize::CollectiveLine& c) { collectives.add(c); });
   // So are the lines no parser typed, the progress lines and NCCL's channel
-  // lines, into compressed blocks, with the progress streams tallied.
+  // and transport lines, into compressed blocks, with the progress streams
+  // tallied.
   store::LineSink lines;
   recognizer.set_progress_sink(
       [&](const recognize::UnparsedLine& u, const recognize::TrainingProgress& p) { lines.add_progress(u, p); });
-  recognizer.set_channel_sink([&](const recognize::UnparsedLine& u) { lines.add_channel(u); });
+  recognizer.set_setup_line_sink(
+      [&](recognize::EventKind kind, const recognize::UnparsedLine& u) { lines.add_setup_line(kind, u); });
   auto drain = [&](bool final) {
     recognizer.drain(batch.rows, final);
     lines.add(batch.rows);

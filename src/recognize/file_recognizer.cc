@@ -22,7 +22,7 @@ namespace {
 
 constexpr int64_t kContinuationWindow = 200;  // lines after an event that may still continue it
 // The "last event" of a stream whose last line went to a line sink (a
-// progress or channel line): no event, and nothing attaches to it, as
+// progress, channel or transport line): no event, and nothing attaches to it, as
 // nothing attaches to the event it stands for.
 constexpr int64_t kSunkLine = -2;
 
@@ -230,13 +230,14 @@ bool FileRecognizer::recognize_nccl(const PhysicalLine& line, const Frame& f, St
     return emit(EventKind::kNcclComm, *c);
   }
   if (auto t = parse_nccl_error_trace(b)) return emit(EventKind::kNcclErrorTrace, *t);
-  if (is_nccl_network_line(b)) return emit(EventKind::kNcclNetwork, {});
-  if (is_nccl_channel_line(b)) {
-    if (!channel_sink_) return emit(EventKind::kNcclChannel, {});
-    channel_sink_(stored_line(line, f));
+  auto setup_line = [&](EventKind kind) {
+    if (!setup_line_sink_) return emit(kind, {});
+    setup_line_sink_(kind, stored_line(line, f));
     s.last_event = file_last_event_ = kSunkLine;
     return true;
-  }
+  };
+  if (is_nccl_network_line(b)) return setup_line(EventKind::kNcclNetwork);
+  if (is_nccl_channel_line(b)) return setup_line(EventKind::kNcclChannel);
   return false;
 }
 

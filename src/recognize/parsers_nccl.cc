@@ -4,6 +4,8 @@
 // are parsed by hand; the rarer lines use RE2 behind a literal check.
 #include <re2/re2.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "match.h"
@@ -260,11 +262,21 @@ std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body) {
   return ErrorTrace{file, line, rc};
 }
 
+bool reports_failure(std::string_view body) {
+  auto same = [](char c, char lower_word_char) {
+    return std::tolower(static_cast<unsigned char>(c)) == static_cast<unsigned char>(lower_word_char);
+  };
+  return std::any_of(std::begin(kNcclInfoFailureWords), std::end(kNcclInfoFailureWords), [&](std::string_view w) {
+    return std::search(body.begin(), body.end(), w.begin(), w.end(), same) != body.end();
+  });
+}
+
 bool is_nccl_network_line(std::string_view body) {
-  return body.starts_with("Using network ") || body.starts_with("NET/IB") ||
-         body.starts_with("NET/Socket") || body.starts_with("NET/Plugin") ||
-         body.starts_with("Bootstrap") || body.starts_with("NET/OFI") ||
-         body.starts_with("Using internal network plugin");
+  bool transport = body.starts_with("Using network ") || body.starts_with("NET/IB") ||
+                   body.starts_with("NET/Socket") || body.starts_with("NET/Plugin") ||
+                   body.starts_with("Bootstrap") || body.starts_with("NET/OFI") ||
+                   body.starts_with("Using internal network plugin");
+  return transport && !reports_failure(body);
 }
 
 bool is_nccl_channel_line(std::string_view body) {

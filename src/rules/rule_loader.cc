@@ -18,7 +18,7 @@ const std::set<std::string> kKnownKeys = {
     "named_ranks"};
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "info"};
 const std::set<std::string> kKinds = {
-    "unparsed",      "nccl_version",        "nccl_env",       "nccl_network", "nccl_comm",
+    "unparsed",      "nccl_version",        "nccl_env",       "nccl_comm",
     "nccl_warn",     "nccl_error_trace",    "work_record",    "pg_status",
     "desync_report", "collective_mismatch", "watchdog_stuck", "nccl_error_surfaced",
     "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",    "process_exit",

@@ -74,6 +74,7 @@ const char* line_kind_name(LineKind kind) {
   switch (kind) {
     case LineKind::kProgress: return "training_progress";
     case LineKind::kNcclChannel: return "nccl_channel";
+    case LineKind::kNcclNetwork: return "nccl_network";
     case LineKind::kUnparsed: break;
   }
   return "unparsed";
@@ -286,7 +287,7 @@ bool LineBlockReader::read_progress(BlockProgress& p) {
 
 namespace {
 
-// A progress or channel event as a stored line: its attribution, with the
+// A progress, channel or network event as a stored line: its attribution, with the
 // rank its default process group's prefix gives.
 recognize::UnparsedLine as_line(const recognize::Event& e) {
   recognize::UnparsedLine u;
@@ -303,15 +304,24 @@ recognize::UnparsedLine as_line(const recognize::Event& e) {
   return u;
 }
 
+bool is_setup_line(recognize::EventKind kind) {
+  return kind == recognize::EventKind::kNcclChannel || kind == recognize::EventKind::kNcclNetwork;
+}
+
 bool is_stored_line(const recognize::Event& e) {
-  return e.kind == recognize::EventKind::kTrainingProgress || e.kind == recognize::EventKind::kNcclChannel;
+  return e.kind == recognize::EventKind::kTrainingProgress || is_setup_line(e.kind);
 }
 
 }  // namespace
 
+void LineSink::add_setup_line(recognize::EventKind kind, const recognize::UnparsedLine& line) {
+  if (kind == recognize::EventKind::kNcclChannel) channel_.add(line, LineKind::kNcclChannel);
+  else network_.add(line, LineKind::kNcclNetwork);
+}
+
 void LineSink::add(recognize::Rows& rows) {
   for (const recognize::Event& e : rows.events) {
-    if (e.kind == recognize::EventKind::kNcclChannel) add_channel(as_line(e));
+    if (is_setup_line(e.kind)) add_setup_line(e.kind, as_line(e));
     if (e.kind == recognize::EventKind::kTrainingProgress)
       add_progress(as_line(e), std::get<recognize::TrainingProgress>(e.detail));
   }
@@ -322,7 +332,7 @@ void LineSink::add(recognize::Rows& rows) {
 
 EncodedLines LineSink::take_lines() {
   EncodedLines out = unparsed_.take();
-  for (LineEncoder* kind : {&progress_, &channel_})
+  for (LineEncoder* kind : {&progress_, &channel_, &network_})
     for (LineBlock& b : kind->take().blocks) out.blocks.push_back(std::move(b));
   return out;
 }

@@ -59,8 +59,7 @@ std::string search_sql(bool by_time) {
       "SELECT f.rel_path, x.line_no, x.end_line, coalesce(x.rank, -1), coalesce(x.host, ''),"
       " coalesce(x.ts_us, 0), x.text FROM ("
       " SELECT file_id, line_no, end_line, rank, host, ts_us, " +
-      with_nccl_level("kind IN ('nccl_version', 'nccl_env', 'nccl_network', 'nccl_comm',"
-                      " 'nccl_warn', 'nccl_error_trace')") +
+      with_nccl_level("kind IN ('nccl_version', 'nccl_env', 'nccl_comm', 'nccl_warn', 'nccl_error_trace')") +
       " AS text FROM events WHERE job_id = ?1"
       " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, " +
       with_nccl_level("producer = 'nccl'") +
@@ -68,6 +67,9 @@ std::string search_sql(bool by_time) {
       " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, " +
       with_nccl_level("1") +
       " FROM nccl_channel_lines WHERE job_id = ?1"
+      " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, " +
+      with_nccl_level("1") +
+      " FROM nccl_network_lines WHERE job_id = ?1"
       " UNION ALL SELECT file_id, line_no, line_no, rank, host, ts_us, text FROM training_progress WHERE job_id = ?1)"
       " x JOIN files f USING (file_id)"
       " WHERE ncclpm_match(x.text) AND (?2 IS NULL OR x.rank = ?2)"

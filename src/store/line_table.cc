@@ -1,6 +1,7 @@
 // src/store/line_table.cc
 //
-// The virtual tables `unparsed_lines`, `training_progress` and `nccl_channel_lines`: one row per
+// The virtual tables `unparsed_lines`, `training_progress`, `nccl_channel_lines` and
+// `nccl_network_lines`: one row per
 // stored line of their kind, decoded on the fly from `line_groups` (the
 // attribution) and `line_blocks` (the compressed texts). Read-only.
 // Equalities and IS NULL on a group's columns (job, file, rank, host, pid,
@@ -101,7 +102,8 @@ int connect(sqlite3* db, void*, int argc, const char* const* argv, sqlite3_vtab*
                                       [&](LineKind k) { return name == line_kind_name(k); });
   if (kind == std::end(kLineKinds)) {
     *err = sqlite3_mprintf(
-        "ncclpm_lines needs the kind of line it shows (unparsed, training_progress or nccl_channel), not '%s'",
+        "ncclpm_lines needs the kind of line it shows (unparsed, training_progress, nccl_channel or nccl_network),"
+        " not '%s'",
         name.c_str());
     return SQLITE_ERROR;
   }

@@ -95,10 +95,11 @@ CREATE TABLE IF NOT EXISTS progress_streams (
   last_bar_line INTEGER, last_bar_ts_us INTEGER, last_bar_text TEXT, last_bar_step INTEGER,
   last_bar_total INTEGER, last_bar_seconds_per_step REAL);
 -- The lines no parser typed, the training loop's progress lines and NCCL's
--- channel lines, compactly (include/ncclpm/store/line_blocks.h): their
--- numbers, times and texts compressed in blocks, their attribution once per
--- group of a block's lines that share it. The virtual tables unparsed_lines,
--- training_progress and nccl_channel_lines read them back one row per line.
+-- channel and transport lines, compactly (include/ncclpm/store/line_blocks.h):
+-- their numbers, times and texts compressed in blocks, their attribution once
+-- per group of a block's lines that share it. The virtual tables
+-- unparsed_lines, training_progress, nccl_channel_lines and nccl_network_lines
+-- read them back one row per line.
 CREATE TABLE IF NOT EXISTS line_blocks (
   block_id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, file_id INTEGER NOT NULL,
   first_line INTEGER NOT NULL, last_line INTEGER NOT NULL, rows INTEGER NOT NULL, data BLOB NOT NULL);
@@ -110,6 +111,7 @@ CREATE TABLE IF NOT EXISTS line_groups (
 CREATE VIRTUAL TABLE IF NOT EXISTS unparsed_lines USING ncclpm_lines(unparsed);
 CREATE VIRTUAL TABLE IF NOT EXISTS training_progress USING ncclpm_lines(training_progress);
 CREATE VIRTUAL TABLE IF NOT EXISTS nccl_channel_lines USING ncclpm_lines(nccl_channel);
+CREATE VIRTUAL TABLE IF NOT EXISTS nccl_network_lines USING ncclpm_lines(nccl_network);
 CREATE TABLE IF NOT EXISTS flight_recorder_entries (
   job_id INTEGER NOT NULL, file_id INTEGER NOT NULL, rank INTEGER, pg_id TEXT, pg_name TEXT,
   pg_desc TEXT, record_id INTEGER, collective_seq_id INTEGER, p2p_seq_id INTEGER,
@@ -203,8 +205,8 @@ Status check_or_create_schema(Connection& db, bool create) {
   if (*version == kSchemaVersion) return Ok{};
   // Version 1 stored one row per collective, version 2 no severity of the
   // lines no parser knows, versions 3 to 5 a row per unparsed and per
-  // progress line, version 6 a row per NCCL channel line: all need the logs
-  // read again.
+  // progress line, version 6 a row per NCCL channel and transport line: all
+  // need the logs read again.
   if (*version >= 1) {
     return Error::at(db.path(),
                      "database has schema version " + std::to_string(*version) +

@@ -23,13 +23,14 @@ struct Recognized {
 // Frames and recognizes `lines` as one file, the way ingest does: learn the
 // launcher from the lines, feed them in order, finish, drain everything.
 Recognized recognize(const std::vector<std::string>& lines, const discover::PathHints& hints = {},
-                     FileRecognizer::ProgressSink progress_sink = {}, FileRecognizer::ChannelSink channel_sink = {}) {
+                     FileRecognizer::ProgressSink progress_sink = {},
+                     FileRecognizer::SetupLineSink setup_line_sink = {}) {
   frame::Framer framer;
   std::vector<std::string_view> sample(lines.begin(), lines.end());
   framer.learn_launcher(sample);
   FileRecognizer recognizer(hints);
   if (progress_sink) recognizer.set_progress_sink(std::move(progress_sink));
-  if (channel_sink) recognizer.set_channel_sink(std::move(channel_sink));
+  if (setup_line_sink) recognizer.set_setup_line_sink(std::move(setup_line_sink));
   int64_t offset = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     read::PhysicalLine line;
@@ -604,7 +605,7 @@ TEST(FileRecognizer, AProgressSinkTakesTheProgressEventsAsLines) {
   EXPECT_EQ(as_lines.counts.recognized, as_events.counts.recognized);
 }
 
-TEST(FileRecognizer, AChannelSinkTakesTheChannelEventsAsLines) {
+TEST(FileRecognizer, ASetupLineSinkTakesTheChannelAndTransportEventsAsLines) {
   std::vector<std::string> lines = {
       "[rank2]:node1:100:200 [2] NCCL INFO Channel 00/02 :    0   1   2   3",
       "node1:100:201 [2] NCCL INFO Trees [0] 3/-1/-1->2->1 [1] 3/-1/-1->2->1",
@@ -612,31 +613,38 @@ TEST(FileRecognizer, AChannelSinkTakesTheChannelEventsAsLines) {
       "[2025-03-01 10:11:12] node1:100:202 [2] NCCL INFO Channel 00/0 : 2[2] -> 3[3] via P2P/CUMEM/read",
       "node1:100:200 [2] NCCL INFO comm 0x5581 rank 2 nranks 4 cudaDev 2 busId 41000 - Init COMPLETE",
       "node1:100:202 [2] NCCL INFO Connected all rings",
+      "node1:100:200 [2] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>",
   };
   Recognized as_events = recognize(lines);
-  std::vector<UnparsedLine> sunk;
-  Recognized as_lines = recognize(lines, {}, {}, [&](const UnparsedLine& u) { sunk.push_back(u); });
-  auto channels = events_of(as_events.rows, EventKind::kNcclChannel);
-  ASSERT_EQ(channels.size(), 4u);
-  ASSERT_EQ(sunk.size(), channels.size());
+  std::vector<std::pair<EventKind, UnparsedLine>> sunk;
+  Recognized as_lines =
+      recognize(lines, {}, {}, [&](EventKind kind, const UnparsedLine& u) { sunk.emplace_back(kind, u); });
+  std::vector<const Event*> setup;
+  for (const Event& e : as_events.rows.events)
+    if (e.kind == EventKind::kNcclChannel || e.kind == EventKind::kNcclNetwork) setup.push_back(&e);
+  ASSERT_EQ(setup.size(), 5u);
+  ASSERT_EQ(sunk.size(), setup.size());
   for (size_t i = 0; i < sunk.size(); ++i) {
-    const Event& e = *channels[i];
-    EXPECT_EQ(sunk[i].line_no, e.line_no);
-    EXPECT_EQ(sunk[i].byte_offset, e.byte_offset);
-    EXPECT_EQ(sunk[i].host, e.host);
-    EXPECT_EQ(sunk[i].pid, e.pid);
-    EXPECT_EQ(sunk[i].rank, e.rank);
-    EXPECT_EQ(sunk[i].local_rank, e.local_rank);
-    EXPECT_EQ(sunk[i].ts_us, e.ts_us);
-    EXPECT_EQ(sunk[i].severity, e.severity);
-    EXPECT_EQ(sunk[i].text, e.text);
+    const Event& e = *setup[i];
+    EXPECT_EQ(sunk[i].first, e.kind);
+    const UnparsedLine& u = sunk[i].second;
+    EXPECT_EQ(u.line_no, e.line_no);
+    EXPECT_EQ(u.byte_offset, e.byte_offset);
+    EXPECT_EQ(u.host, e.host);
+    EXPECT_EQ(u.pid, e.pid);
+    EXPECT_EQ(u.rank, e.rank);
+    EXPECT_EQ(u.local_rank, e.local_rank);
+    EXPECT_EQ(u.ts_us, e.ts_us);
+    EXPECT_EQ(u.severity, e.severity);
+    EXPECT_EQ(u.text, e.text);
   }
-  EXPECT_EQ(sunk[0].rank, 2);
-  EXPECT_EQ(sunk[1].host, "node1");
-  EXPECT_EQ(sunk[3].text, "Connected all rings");
+  EXPECT_EQ(sunk[0].second.rank, 2);
+  EXPECT_EQ(sunk[1].second.host, "node1");
+  EXPECT_EQ(sunk[3].second.text, "Connected all rings");
+  EXPECT_EQ(sunk[4].first, EventKind::kNcclNetwork);
   // The other lines are the same events either way: the error after the
   // trees line is its own, as it is after the event the line stands for.
-  ASSERT_EQ(as_lines.rows.events.size(), as_events.rows.events.size() - channels.size());
+  ASSERT_EQ(as_lines.rows.events.size(), as_events.rows.events.size() - setup.size());
   ASSERT_EQ(as_lines.rows.events.size(), 2u);
   EXPECT_EQ(as_lines.rows.events[0].kind, EventKind::kNcclErrorSurfaced);
   EXPECT_EQ(as_lines.rows.events[0].line_no, 3);

@@ -481,6 +481,13 @@ TEST(ParsersNccl, RecognisesNetworkSetupLines) {
       "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."));
   EXPECT_TRUE(is_nccl_network_line("NET/Socket : Using [0]eth0:10.0.0.1<0>"));
   EXPECT_FALSE(is_nccl_network_line("Channel 00/32 :    0   1   2   3"));
+  // NCCL prints some failures at INFO too: those are no transport choice.
+  EXPECT_FALSE(is_nccl_network_line("NET/IB: mlx5_0: Port recovery failed for mlx5_0 comm=0x7f3a devIndex=3"));
+  EXPECT_FALSE(is_nccl_network_line("NET/OFI Failed to initialize sendrecv protocol"));
+  EXPECT_FALSE(is_nccl_network_line("NET/IB : Got async ERROR event: port error"));
+  EXPECT_FALSE(is_nccl_network_line("Bootstrap : connection closed by peer, retrying"));
+  EXPECT_TRUE(reports_failure("socketPollConnect: connect returned Connection refused, retrying (1/34)"));
+  EXPECT_FALSE(reports_failure("NET/IB : Using [0]mlx5_0:1/IB ; OOB eth0:10.0.0.1<0>"));
 }
 
 TEST(ParsersNccl, RecognisesChannelAndTreeLines) {

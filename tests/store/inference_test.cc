@@ -208,7 +208,8 @@ const std::string kCountedRankLines =
     "(SELECT job_id, rank, host, count(*) AS lines FROM (SELECT job_id, rank, host FROM events WHERE rank IS NOT NULL"
     " UNION ALL SELECT job_id, rank, host FROM unparsed_lines WHERE rank IS NOT NULL"
     " UNION ALL SELECT job_id, rank, host FROM training_progress WHERE rank IS NOT NULL"
-    " UNION ALL SELECT job_id, rank, host FROM nccl_channel_lines WHERE rank IS NOT NULL) GROUP BY job_id, rank, host)";
+    " UNION ALL SELECT job_id, rank, host FROM nccl_channel_lines WHERE rank IS NOT NULL"
+    " UNION ALL SELECT job_id, rank, host FROM nccl_network_lines WHERE rank IS NOT NULL) GROUP BY job_id, rank, host)";
 
 // Ingests each bundled incident into a database of its own and hands it over.
 void each_bundled_incident(const std::function<void(const std::filesystem::path&, Connection&)>& check) {

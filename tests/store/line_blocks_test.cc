@@ -247,7 +247,11 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   channel.host = "node1";
   channel.pid = 77;
   channel.text = "Channel 00/02 :    0   1";
-  rows.events = {progress(1, 10), progress(3, 11), other, progress(5, 12), channel};
+  recognize::Event network = channel;
+  network.kind = recognize::EventKind::kNcclNetwork;
+  network.line_no = network.end_line = 8;
+  network.text = "Using network IB";
+  rows.events = {progress(1, 10), progress(3, 11), other, progress(5, 12), channel, network};
   rows.unparsed = {unparsed(2), unparsed(6)};
   LineSink sink;
   sink.add(rows);
@@ -256,7 +260,7 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   auto streams = sink.take_streams();
   EncodedLines e = sink.take_lines();
   // A block per kind, numbered apart, each in line order.
-  ASSERT_EQ(e.blocks.size(), 3u);
+  ASSERT_EQ(e.blocks.size(), 4u);
   auto lines_of = [](const LineBlock& b) {
     LineBlockReader reader(b.data);
     std::vector<int64_t> order;
@@ -275,6 +279,7 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   EXPECT_EQ(lines_of(unparsed_block), (std::vector<int64_t>{2, 6}));
   EXPECT_EQ(lines_of(progress_block), (std::vector<int64_t>{1, 3, 5}));
   EXPECT_EQ(lines_of(channel_block), (std::vector<int64_t>{7}));
+  EXPECT_EQ(lines_of(block_of(LineKind::kNcclNetwork)), (std::vector<int64_t>{8}));
   EXPECT_EQ(channel_block.groups.at(0).host, "node1");
   EXPECT_EQ(channel_block.groups.at(0).pid, 77);
   EXPECT_NE(unparsed_block.seq, progress_block.seq);

@@ -118,21 +118,23 @@ TEST_F(Grep, NoHitSaysSoAndBadInputIsAClearError) {
   EXPECT_NE(missing.err.find("no incident database here"), std::string::npos) << missing.err;
 }
 
-// NCCL's channel lines are stored as lines, not events rows: they keep the
-// rank their process's communicator gives, and grep finds them by the words
-// users grep for.
+// NCCL's channel and transport lines are stored as lines, not events rows:
+// they keep the rank their process's communicator gives, and grep finds them
+// by the words users grep for.
 TEST(GrepChannels, ChannelLinesAreStoredAsLinesWithTheirProcesssRank) {
   TempDir t;
   write_file(t / "logs/nccl.node3.log",
              "node3:300:300 [1] NCCL INFO comm 0x55 rank 3 nranks 4 cudaDev 1 busId 41000 - Init START\n"
              "node3:300:301 [1] NCCL INFO Channel 00/02 :    0   1   2   3\n"
              "node3:300:301 [1] NCCL INFO Channel 00/0 : 3[1] -> 0[0] via P2P/CUMEM/read\n"
-             "node3:300:300 [1] NCCL INFO comm 0x55 rank 3 nranks 4 cudaDev 1 busId 41000 - Init COMPLETE\n");
+             "node3:300:300 [1] NCCL INFO comm 0x55 rank 3 nranks 4 cudaDev 1 busId 41000 - Init COMPLETE\n"
+             "node3:300:300 [1] NCCL INFO Using network IB\n");
   std::string db = (t / "x.db").string();
   auto ingested = run_ncclpm({"ingest", (t / "logs").string(), "--db", db});
   ASSERT_EQ(ingested.exit_code, 0) << ingested.err;
   auto query = [&](const std::string& sql) { return run_ncclpm({"query", sql, "--db", db, "--format", "csv"}).out; };
-  EXPECT_EQ(query("SELECT count(*) FROM events WHERE kind = 'nccl_channel'"), "count(*)\n0\n");
+  EXPECT_EQ(query("SELECT count(*) FROM events WHERE kind IN ('nccl_channel', 'nccl_network')"), "count(*)\n0\n");
+  EXPECT_EQ(query("SELECT line_no, rank, text FROM nccl_network_lines"), "line_no,rank,text\n5,3,Using network IB\n");
   EXPECT_EQ(query("SELECT line_no, rank, host, pid, severity, text FROM nccl_channel_lines ORDER BY line_no"),
             "line_no,rank,host,pid,severity,text\n"
             "2,3,node3,300,I,Channel 00/02 :    0   1   2   3\n"

@@ -156,7 +156,9 @@ TEST(Catalog, EveryCataloguedMessageIsRecognizedAndClassified) {
   ASSERT_TRUE(db);
   auto stmt = db->prepare(
       "SELECT f.rel_path, e.text FROM events e JOIN files f USING (file_id) WHERE e.line_no = 1"
-      " UNION ALL SELECT f.rel_path, u.text FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.line_no = 1");
+      " UNION ALL SELECT f.rel_path, u.text FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.line_no = 1"
+      " UNION ALL SELECT f.rel_path, c.text FROM nccl_channel_lines c JOIN files f USING (file_id) WHERE c.line_no = 1"
+      " UNION ALL SELECT f.rel_path, n.text FROM nccl_network_lines n JOIN files f USING (file_id) WHERE n.line_no = 1");
   ASSERT_TRUE(stmt);
   std::set<size_t> seen;
   while (stmt->step()) {

@@ -60,10 +60,11 @@ class FileRecognizer {
   /// lines instead of keeping them as events: most of an app-heavy console.
   using ProgressSink = std::function<void(const UnparsedLine&, const TrainingProgress&)>;
   void set_progress_sink(ProgressSink sink) { progress_sink_ = std::move(sink); }
-  /// Hands NCCL's channel lines (rings, trees, channel connections) to `sink`
-  /// as lines instead of keeping them as events: most of NCCL's INFO output.
-  using ChannelSink = std::function<void(const UnparsedLine&)>;
-  void set_channel_sink(ChannelSink sink) { channel_sink_ = std::move(sink); }
+  /// Hands NCCL's channel lines (rings, trees, channel connections: kind
+  /// kNcclChannel) and transport lines (kNcclNetwork) to `sink` as lines
+  /// instead of keeping them as events: most of NCCL's INFO output.
+  using SetupLineSink = std::function<void(EventKind, const UnparsedLine&)>;
+  void set_setup_line_sink(SetupLineSink sink) { setup_line_sink_ = std::move(sink); }
 
  private:
   struct Block;
@@ -115,7 +116,7 @@ class FileRecognizer {
   CommLookup last_comm_lookup_;
   CollectiveSink collective_sink_;
   ProgressSink progress_sink_;
-  ChannelSink channel_sink_;
+  SetupLineSink setup_line_sink_;
 
   discover::PathHints hints_;
   LineCounts counts_;

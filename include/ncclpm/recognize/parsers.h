@@ -28,6 +28,14 @@ std::optional<CollectiveCall> parse_nccl_coll(std::string_view body);      // A.
 bool parse_nccl_coll(std::string_view body, CollectiveLine& out);
 std::optional<NcclWarning> parse_nccl_warn(std::string_view body);         // A.8
 std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body);   // A.4
+/// NCCL's INFO lines that report a failure (error traces, RAS, IB recovery,
+/// connects it retries) carry one of these words, in any case; most INFO
+/// lines are start-up chatter that carries none.
+inline constexpr std::string_view kNcclInfoFailureWords[] = {"fail", "timeout", "closed", "error", "retrying"};
+bool reports_failure(std::string_view nccl_info_body);
+/// A transport or bootstrap choice ("Using network IB", "NET/IB : Using
+/// [0]mlx5_0:1/IB"), not one that reports a failure ("NET/IB: mlx5_0: Port
+/// recovery failed ...", which NCCL also prints at INFO).
 bool is_nccl_network_line(std::string_view body);                          // A.3 transports
 bool is_nccl_channel_line(std::string_view body);                          // A.3 rings/trees
 

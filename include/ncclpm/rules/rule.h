@@ -10,9 +10,9 @@
 //   confidence = 0.9                    # 0..1
 //   root_cause = true                   # a cause (true) or a symptom / cascade (false)
 //   patterns = ['CUDA out of memory']   # RE2, matched on every stored line of the job but
-//                                       #   NCCL's channel lines (nccl_channel_lines) and its
-//                                       #   communicator and transport lines (kinds nccl_comm,
-//                                       #   nccl_network)
+//                                       #   NCCL's channel and transport lines (tables
+//                                       #   nccl_channel_lines, nccl_network_lines) and its
+//                                       #   communicator lines (kind nccl_comm)
 //   kinds = ["traceback"]               # optional: only events of these kinds ("unparsed": plain lines)
 //   scope = "culprit_tail"              # optional: only the last lines of a culprit rank
 //   requires = ["collective_timeout"]   # optional: categories or rule ids that must fire too

@@ -1,11 +1,11 @@
 // include/ncclpm/store/line_blocks.h
 //
-// Three kinds of line are most of a real job's logs: those no parser typed
-// (framework warnings, prints), the training loop's own progress lines (tqdm
-// bars, Trainer dicts, Megatron iterations) and NCCL's channel lines (rings,
-// trees, one line per channel and peer of every communicator), which are
-// typed but say little each. One SQLite row per line made the database larger
-// than the logs, so all three are stored compactly:
+// Most of a real job's lines are those no parser typed (framework warnings,
+// prints), the training loop's own progress lines (tqdm bars, Trainer dicts,
+// Megatron iterations) and NCCL's start-up lines of channels (rings, trees,
+// one line per channel and peer of every communicator) and transports, which
+// are typed but say little each. One SQLite row per line made the database
+// larger than the logs, so all of them are stored compactly:
 //
 //   - the parsing threads encode each file's lines, in order, into blocks of
 //     at most kLineBlockRows lines; a block's line numbers, byte offsets,
@@ -17,9 +17,9 @@
 //     group of a block's lines that share it, as an ordinary row of
 //     `line_groups`; each line names its group. Ingest's rank, host, year and
 //     clock inference then updates a few groups instead of millions of lines;
-//   - the virtual tables `unparsed_lines`, `training_progress` and
-//     `nccl_channel_lines` join the two back into one row per line of their
-//     kind.
+//   - the virtual tables `unparsed_lines`, `training_progress`,
+//     `nccl_channel_lines` and `nccl_network_lines` join the two back into
+//     one row per line of their kind.
 //
 // Block body (version 1), all integers LEB128 varints, before compression:
 //   version=1, rows, then per row: its group's number in the block (from 0),
@@ -57,10 +57,11 @@ inline constexpr int64_t kMinLineBlockRows =
     static_cast<int64_t>(kLineBlockTextBytes / recognize::kMaxEventTextBytes);
 
 /// What a stored line is; a group holds lines of one kind.
-enum class LineKind { kUnparsed, kProgress, kNcclChannel };
-inline constexpr LineKind kLineKinds[] = {LineKind::kUnparsed, LineKind::kProgress, LineKind::kNcclChannel};
-/// "unparsed", "training_progress", "nccl_channel": line_groups.kind and the
-/// virtual tables' argument.
+enum class LineKind { kUnparsed, kProgress, kNcclChannel, kNcclNetwork };
+inline constexpr LineKind kLineKinds[] = {LineKind::kUnparsed, LineKind::kProgress, LineKind::kNcclChannel,
+                                          LineKind::kNcclNetwork};
+/// "unparsed", "training_progress", "nccl_channel", "nccl_network":
+/// line_groups.kind and the virtual tables' argument.
 const char* line_kind_name(LineKind kind);
 
 /// The lines of a block that share their kind and attribution.
@@ -164,8 +165,8 @@ struct ProgressStream {
   double last_bar_seconds_per_step = -1;
 };
 
-/// Takes the progress and channel events and the unparsed lines out of `rows`
-/// and encodes them, in line order, tallying the progress streams.
+/// Takes the progress, channel and network events and the unparsed lines out
+/// of `rows` and encodes them, in line order, tallying the progress streams.
 class LineSink {
  public:
   void add(recognize::Rows& rows);
@@ -173,11 +174,12 @@ class LineSink {
   void add_progress(const recognize::UnparsedLine& line, const recognize::TrainingProgress& p) {
     tally(line, p, progress_.add(line, LineKind::kProgress, &p));
   }
-  /// One NCCL channel line, as FileRecognizer's line sink hands it over.
-  void add_channel(const recognize::UnparsedLine& line) { channel_.add(line, LineKind::kNcclChannel); }
+  /// One of NCCL's channel (kNcclChannel) or transport (kNcclNetwork) lines,
+  /// as FileRecognizer's setup-line sink hands it over.
+  void add_setup_line(recognize::EventKind kind, const recognize::UnparsedLine& line);
   EncodedLines take_lines();
   int64_t pending_rows() const {
-    return unparsed_.pending_rows() + progress_.pending_rows() + channel_.pending_rows();
+    return unparsed_.pending_rows() + progress_.pending_rows() + channel_.pending_rows() + network_.pending_rows();
   }
   /// The file's streams; call once, at its end.
   std::vector<ProgressStream> take_streams();
@@ -187,7 +189,7 @@ class LineSink {
   // Each kind in blocks of its own: a scan of the few unparsed lines of an
   // app-heavy job decodes none of its millions of progress lines.
   int64_t next_block_ = 0;
-  LineEncoder unparsed_{&next_block_}, progress_{&next_block_}, channel_{&next_block_};
+  LineEncoder unparsed_{&next_block_}, progress_{&next_block_}, channel_{&next_block_}, network_{&next_block_};
   std::vector<ProgressStream> streams_;
   size_t last_stream_ = 0;  // a file's progress lines mostly come from one stream in a row
 };
@@ -213,7 +215,7 @@ class LineBlockReader {
 };
 
 /// Registers on `db` the module behind the virtual tables `unparsed_lines`,
-/// `training_progress` and `nccl_channel_lines`, and the SQL function
+/// `training_progress`, `nccl_channel_lines` and `nccl_network_lines`, and the SQL function
 /// `ncclpm_stored_time(printed_us, ts_year, shift_us)` (stored_time; NULL
 /// for NULL) that puts a group's times on the job's clock.
 int register_line_table(sqlite3* db);
