@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <iterator>
 #include <memory>
 
 #include "ncclpm/store/line_blocks.h"
@@ -17,7 +20,9 @@
 namespace ncclpm::store {
 namespace {
 
-constexpr uint8_t kFormatVersion = 1;
+// Version 1 stored a progress line's numbers as IEEE doubles; version 2 as
+// decimals (put_decimal). Both are read.
+constexpr uint8_t kFormatVersion = 2;
 // Level 3 is zstd's default: most of the gain of higher levels, at a speed
 // that keeps the parsing threads, not compression, the cost of ingest.
 constexpr int kCompressionLevel = 3;
@@ -44,6 +49,80 @@ size_t put_sqlite_text(std::string& out, std::string_view s) {
 void put_double(std::string& out, double v) {
   auto bits = std::bit_cast<uint64_t>(v);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
+}
+
+// A progress line's numbers were read from decimals of a few digits (a loss
+// of 1.920999, 2.48 s/it), whose IEEE bits look random to zstd: a third of a
+// progress block's compressed size. Stored as the shortest decimal that reads
+// back as the same double: a head, then the digits as a varint.
+//   head 0: -1, the "not said" of every field; head 1: the 8 bytes of the
+//   double follow (infinities, NaN); else head = 2 + (zigzag(exponent) << 1 |
+//   sign), value = digits * 10^exponent.
+// 10^0 to 10^22: every one exact as a double.
+constexpr double kPowersOf10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+constexpr double kTwoTo53 = 9007199254740992.0;  // integers below it are exact
+
+// The common case without formatting: a value that digits / 10^e gives back
+// for a small e. Division of two exact doubles rounds as from_chars does, so
+// the decimal reads back as `v`.
+bool as_small_decimal(double v, uint64_t& digits, int64_t& exponent) {
+  for (int e = 0; e < 16; ++e) {
+    double m = std::nearbyint(v * kPowersOf10[e]);
+    if (!(std::fabs(m) < kTwoTo53)) return false;
+    if (m / kPowersOf10[e] == v) {
+      digits = static_cast<uint64_t>(std::fabs(m));
+      exponent = -e;
+      return true;
+    }
+  }
+  return false;
+}
+
+void put_decimal(std::string& out, double v) {
+  if (v == -1.0) {
+    put_varint(out, 0);
+    return;
+  }
+  uint64_t small = 0;
+  int64_t small_exponent = 0;
+  if (as_small_decimal(v, small, small_exponent)) {
+    put_varint(out, 2 + (zigzag(static_cast<uint64_t>(small_exponent)) << 1 | (std::signbit(v) ? 1 : 0)));
+    put_varint(out, small);
+    return;
+  }
+  char text[64];
+  auto [end, ec] = std::to_chars(std::begin(text), std::end(text), v);
+  std::string_view s(text, ec == std::errc() ? static_cast<size_t>(end - text) : 0);
+  bool negative = s.starts_with('-');
+  if (negative) s.remove_prefix(1);
+  uint64_t digits = 0;
+  int64_t exponent = 0;
+  int significant = 0;
+  bool fraction = false, ok = !s.empty() && s[0] >= '0' && s[0] <= '9';
+  size_t i = 0;
+  for (; ok && i < s.size() && s[i] != 'e'; ++i) {
+    if (s[i] == '.') {
+      fraction = true;
+      continue;
+    }
+    if (s[i] < '0' || s[i] > '9' || ++significant > 19) ok = false;
+    digits = digits * 10 + static_cast<uint64_t>(s[i] - '0');
+    if (fraction) --exponent;
+  }
+  if (ok && i < s.size()) {
+    int64_t e = 0;
+    auto [p, ec2] = std::from_chars(s.data() + i + 1, s.data() + s.size(), e);
+    ok = ec2 == std::errc() && p == s.data() + s.size();
+    exponent += e;
+  }
+  if (!ok) {  // not finite: no decimal says it
+    put_varint(out, 1);
+    put_double(out, v);
+    return;
+  }
+  put_varint(out, 2 + (zigzag(static_cast<uint64_t>(exponent)) << 1 | (negative ? 1 : 0)));
+  put_varint(out, digits);
 }
 
 // Days since 1970-01-01 of a civil date (H. Hinnant's algorithm): a date
@@ -156,9 +235,9 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, LineKind kind,
     put_sqlite_text(body_, progress->unit);
     put_varint(body_, to_count(progress->step));
     put_varint(body_, to_count(progress->total));
-    put_double(body_, progress->seconds_per_step);
-    put_double(body_, progress->epoch);
-    put_double(body_, progress->loss);
+    put_decimal(body_, progress->seconds_per_step);
+    put_decimal(body_, progress->epoch);
+    put_decimal(body_, progress->loss);
   }
   LineRef ref{block_.seq, static_cast<int64_t>(index), block_.rows - 1};
   if (block_.rows >= kLineBlockRows || text_bytes_ >= kLineBlockTextBytes) close_block();
@@ -223,12 +302,13 @@ LineBlockReader::LineBlockReader(std::string_view compressed) {
     return;
   }
   uint64_t version = 0, rows = 0;
-  if (!read_varint(body_, at_, version) || version != kFormatVersion || !read_varint(body_, at_, rows) ||
+  if (!read_varint(body_, at_, version) || version < 1 || version > kFormatVersion || !read_varint(body_, at_, rows) ||
       rows > static_cast<uint64_t>(kLineBlockRows)) {
     error_ = "unknown block version or row count";
     return;
   }
   rows_ = static_cast<int64_t>(rows);
+  version_ = static_cast<int>(version);
 }
 
 bool LineBlockReader::next(BlockLine& out) {
@@ -275,6 +355,34 @@ bool LineBlockReader::read_double(double& out) {
   return true;
 }
 
+bool LineBlockReader::read_decimal(double& out) {
+  uint64_t head = 0, digits = 0;
+  if (!read_varint(body_, at_, head)) return false;
+  if (head == 0) {
+    out = -1;
+    return true;
+  }
+  if (head == 1) return read_double(out);
+  if (!read_varint(body_, at_, digits)) return false;
+  bool negative = (head - 2) & 1;
+  auto exponent = static_cast<int64_t>(unzigzag((head - 2) >> 1));
+  // What as_small_decimal wrote: the same division gives the same double.
+  if (exponent <= 0 && exponent >= -22 && static_cast<double>(digits) < kTwoTo53) {
+    out = static_cast<double>(digits) / kPowersOf10[-exponent];
+    if (negative) out = -out;
+    return true;
+  }
+  // The decimal as text, read as from_chars reads it: the double written.
+  char text[48];
+  char* end = text;
+  if (negative) *end++ = '-';
+  end = std::to_chars(end, std::end(text), digits).ptr;
+  *end++ = 'e';
+  end = std::to_chars(end, std::end(text), exponent).ptr;
+  auto [stop, ec] = std::from_chars(text, end, out);
+  return ec == std::errc() && stop == end;
+}
+
 bool LineBlockReader::read_progress(BlockProgress& p) {
   uint64_t step = 0, total = 0;
   if (!read_text(p.source) || !read_text(p.label) || !read_text(p.unit) || !read_varint(body_, at_, step) ||
@@ -282,7 +390,8 @@ bool LineBlockReader::read_progress(BlockProgress& p) {
     return false;
   p.step = from_count(step);
   p.total = from_count(total);
-  return read_double(p.seconds_per_step) && read_double(p.epoch) && read_double(p.loss);
+  auto number = [&](double& v) { return version_ == 1 ? read_double(v) : read_decimal(v); };
+  return number(p.seconds_per_step) && number(p.epoch) && number(p.loss);
 }
 
 namespace {

@@ -175,6 +175,9 @@ CREATE INDEX IF NOT EXISTS line_groups_by_file ON line_groups (file_id, first_li
 CREATE INDEX IF NOT EXISTS line_groups_by_rank ON line_groups (job_id, rank);
 CREATE INDEX IF NOT EXISTS work_records_by_seq ON work_records (job_id, seq);
 CREATE INDEX IF NOT EXISTS collective_blocks_by_file ON collective_blocks (file_id);
+-- Diagnose finds a file by the name its evidence carries, once per file that
+-- timed out: thousands of times on a big job.
+CREATE INDEX IF NOT EXISTS files_by_path ON files (job_id, rel_path);
 )SQL";
 }
 

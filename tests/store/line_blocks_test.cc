@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -106,6 +108,50 @@ TEST(LineBlocks, ExtremeNumbersSurviveTheRoundTrip) {
   }
   EXPECT_TRUE(reader.error().empty()) << reader.error();
   EXPECT_EQ(i, steps_and_totals.size());
+}
+
+// A progress line's numbers are stored as decimals: every double comes back
+// bit for bit, the awkward ones and a million random ones included.
+TEST(LineBlocks, ProgressNumbersComeBackBitForBit) {
+  std::vector<double> values = {-1.0, 0.0, -0.0, 1.920999, 2.48, 0.1 + 0.2, 1.0 / 3, -2.5, 1e22, 1e-300,
+                                std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::lowest(), 123456789012345678.0, 9007199254740993.0,
+                                std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                                std::numeric_limits<double>::quiet_NaN(), 158.06, 1e-5};
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1'000'000; ++i) {
+    uint64_t bits = rng();
+    double v = std::bit_cast<double>(bits);
+    values.push_back(i % 2 == 0 ? v : static_cast<double>(static_cast<int64_t>(bits % 100000000)) / 1e6);
+  }
+  auto same = [](double a, double b) {
+    return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b) || (std::isnan(a) && std::isnan(b));
+  };
+  for (size_t start = 0; start < values.size(); start += 3 * 4000) {
+    LineEncoder enc;
+    size_t end = std::min(values.size(), start + 3 * 4000);
+    for (size_t i = start; i + 2 < end; i += 3) {
+      UnparsedLine u;
+      u.line_no = static_cast<int64_t>(i);
+      u.text = "bar";
+      auto p = bar(1);
+      p.seconds_per_step = values[i];
+      p.epoch = values[i + 1];
+      p.loss = values[i + 2];
+      enc.add(u, LineKind::kProgress, &p);
+    }
+    size_t i = start;
+    for (const LineBlock& b : enc.take().blocks) {
+      LineBlockReader reader(b.data);
+      for (BlockLine l; reader.next(l); i += 3) {
+        ASSERT_TRUE(same(l.progress.seconds_per_step, values[i])) << values[i];
+        ASSERT_TRUE(same(l.progress.epoch, values[i + 1])) << values[i + 1];
+        ASSERT_TRUE(same(l.progress.loss, values[i + 2])) << values[i + 2];
+      }
+      ASSERT_TRUE(reader.error().empty()) << reader.error();
+    }
+    EXPECT_EQ(i, start + (end - start) / 3 * 3);
+  }
 }
 
 TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {

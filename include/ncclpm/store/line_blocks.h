@@ -21,8 +21,8 @@
 //     `nccl_channel_lines` and `nccl_network_lines` join the two back into
 //     one row per line of their kind.
 //
-// Block body (version 1), all integers LEB128 varints, before compression:
-//   version=1, rows, then per row: its group's number in the block (from 0),
+// Block body (version 2), all integers LEB128 varints, before compression:
+//   version=2, rows, then per row: its group's number in the block (from 0),
 //   line number and byte offset as zigzag
 //   differences from the row before (computed wrapping, so any value comes
 //   back); the time as (zigzag difference from the last timed row) << 1 | 1,
@@ -31,7 +31,11 @@
 //   length, then its bytes; then 0, or 1 and a progress line's fields:
 //   source, label and unit (each length, bytes), step + 1 and total + 1
 //   (0 when not said), and
-//   seconds per step, epoch and loss as IEEE doubles (8 bytes, little-endian).
+//   seconds per step, epoch and loss each as a decimal: 0 for -1 (not said),
+//   1 and the IEEE double (8 bytes, little-endian) for what no decimal says
+//   (infinities, NaN), else 2 + (zigzag(exponent) << 1 | sign) and the
+//   digits, the shortest decimal that reads back as the same double.
+//   Version 1 (still read) stored the three as IEEE doubles.
 #pragma once
 
 #include <sqlite3.h>
@@ -206,10 +210,12 @@ class LineBlockReader {
  private:
   bool read_text(std::string_view& out);
   bool read_double(double& out);
+  bool read_decimal(double& out);
   bool read_progress(BlockProgress& p);
   std::string body_;
   size_t at_ = 0;
   int64_t rows_ = 0, read_ = 0, previous_ts_ = 0;
+  int version_ = 0;
   BlockLine last_;
   std::string error_;
 };
