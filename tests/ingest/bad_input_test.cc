@@ -258,8 +258,9 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
 }
 
 // Version 1 kept one row per collective, version 2 no severity of unparsed
-// lines, versions 3 to 5 a row per unparsed and per progress line.
-INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2, 3, 4, 5));
+// lines, versions 3 to 5 a row per unparsed and per progress line, version 6
+// a row per NCCL channel and transport line.
+INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2, 3, 4, 5, 6));
 
 
 
