@@ -275,6 +275,27 @@ void nccl_words_explain_result_code(std::vector<Finding>& findings) {
   }
 }
 
+// A failed IB work completion is what the peers of a faulty HCA see: a port
+// that went down, a fatal device error, a queue pair's access violation or a
+// changed GID table is reported as an async event on the host that has the
+// device, and as failed completions on every host that talked to it. When
+// both are logged, the device's event (not one later than the completions)
+// is the cause and names the host to look at.
+void device_event_explains_failed_completions(std::vector<Finding>& findings) {
+  for (Finding& completion : findings) {
+    if (completion.rule != "ib-completion-error" || !completion.root_cause) continue;
+    for (const Finding& event : findings) {
+      if (event.rule != "ib-async-event" || !event.root_cause) continue;
+      bool later = event.first_ts_us != 0 && completion.first_ts_us != 0 && event.first_ts_us > completion.first_ts_us;
+      if (later) continue;
+      completion.root_cause = false;
+      completion.summary += " An IB device reported an event of its own (the ib-async-event finding): failed "
+                            "completions are how its peers see it.";
+      break;
+    }
+  }
+}
+
 // Untimed lines are ordered only within a file, and only within one process
 // (two processes' lines in one console interleave as their buffers flush): a
 // network error a process logged above its own crash came before it and is no
@@ -319,6 +340,7 @@ void order_findings(std::vector<Finding>& findings) {
   nccl_words_explain_result_code(findings);
   named_cuda_cause_explains_result_code(findings);
   phase_explains_desync(findings);
+  device_event_explains_failed_completions(findings);
   // A network error after another rank crashed is that crash seen from the
   // other side of the connection: a cascade, not a cause.
   int64_t first_crash = 0;

@@ -215,23 +215,49 @@ std::string_view without_quote(std::string_view line) {
   return line;
 }
 
-bool mostly_quoted(const std::vector<std::string_view>& sample) {
-  size_t nonblank = 0, quoted = 0;
+// What `grep PATTERN *.log` puts before each line it found in several
+// files: the file's name and a colon, and with -n the line's number and a
+// colon ("prefill-2.log:[2025-09-17 15:16:23] ..."). Only names of log files
+// (.log, .out, .err, .txt) count: "torch.distributed.DistBackendError:" is
+// a message.
+std::string_view without_grep_name(std::string_view line) {
+  size_t colon = 0;
+  while (colon < line.size() && colon < 256 && (is_host_char(line[colon]) || line[colon] == '/' || line[colon] == '_'))
+    ++colon;
+  if (colon >= line.size() || line[colon] != ':') return line;
+  std::string_view name = line.substr(0, colon);
+  bool log_file = false;
+  for (std::string_view ext : {".log", ".out", ".err", ".txt"}) log_file |= name.size() > ext.size() && name.ends_with(ext);
+  if (!log_file) return line;
+  std::string_view rest = line.substr(colon + 1);
+  size_t digits = 0;
+  while (digits < rest.size() && is_digit(rest[digits])) ++digits;
+  if (digits > 0 && digits < rest.size() && rest[digits] == ':') rest.remove_prefix(digits + 1);
+  return rest;
+}
+
+// Whether most of the sample's lines, past a Markdown quote when the file is
+// quoted, carry `strip`'s prefix.
+template <typename Strip>
+bool mostly_prefixed(const std::vector<std::string_view>& sample, bool quoted, Strip strip) {
+  size_t nonblank = 0, prefixed = 0;
   for (std::string_view line : sample) {
+    if (quoted) line = without_quote(line);
     if (util::is_blank(line)) continue;
     ++nonblank;
-    if (without_quote(line).size() < line.size()) ++quoted;
+    if (strip(line).size() < line.size()) ++prefixed;
   }
-  return nonblank > 0 && quoted * 10 >= nonblank * 6;
+  return nonblank > 0 && prefixed * 10 >= nonblank * 6;
 }
 
 }  // namespace
 
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
-  quoted_ = mostly_quoted(sample);
+  quoted_ = mostly_prefixed(sample, false, without_quote);
+  grep_named_ = mostly_prefixed(sample, quoted_, without_grep_name);
   size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0, name_tags = 0;
   for (std::string_view quoted_line : sample) {
-    std::string_view line = quoted_ ? without_quote(quoted_line) : quoted_line;
+    std::string_view line = unwrap_paste(quoted_line);
     if (util::is_blank(line)) continue;
     ++nonblank;
     if (starts_with_name_tag(line)) ++name_tags;
@@ -254,6 +280,11 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
     launcher_ = LauncherFormat::kPdsh;
     slurm_after_pdsh_ = pdsh_slurm * 10 >= nonblank * 6;
   }
+}
+
+std::string_view Framer::unwrap_paste(std::string_view line) const {
+  if (quoted_) line = without_quote(line);
+  return grep_named_ ? without_grep_name(line) : line;
 }
 
 bool Framer::peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled) {
@@ -303,6 +334,11 @@ bool Framer::peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled) {
     if (match_pdsh_host(rest, &host, &len)) {
       if (f.host.empty()) f.host = host;
       rest.remove_prefix(len);
+      // "10.0.87.143: 10.0.87.143: ": two layers that prefix the host the
+      // pdsh way (DeepSpeed's pdsh runner over a wrapper that does the same)
+      // each said it; the second is no part of the line.
+      std::string_view again;
+      if (match_pdsh_host(rest, &again, &len) && again == host) rest.remove_prefix(len);
       peeled |= kPdshDone;
       return true;
     }
@@ -407,7 +443,7 @@ bool Framer::frame_plain_nccl(std::string_view line, Frame& f) const {
 
 Frame Framer::frame(std::string_view raw) {
   // Offsets into the line (glued_at) stay those of the physical line.
-  std::string_view line = quoted_ ? without_quote(raw) : raw;
+  std::string_view line = unwrap_paste(raw);
   Frame f;
   if (frame_plain_nccl(line, f)) return f;
   f = Frame{};

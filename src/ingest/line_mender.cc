@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "ncclpm/recognize/parsers.h"
+#include "ncclpm/util/literal.h"
 
 namespace ncclpm::ingest {
 namespace {
@@ -27,7 +28,38 @@ bool continues(std::string_view row, frame::Framer& framer) {
   return !framer.frame(row).had_prefix;
 }
 
+// The address of a link, without its scheme and one trailing slash; empty
+// when it is no web address.
+std::string_view link_address(std::string_view url) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (!url.starts_with(scheme)) continue;
+    url.remove_prefix(scheme.size());
+    if (url.ends_with('/')) url.remove_suffix(1);
+    return url;
+  }
+  return {};
+}
+
 }  // namespace
+
+bool without_autolinks(std::string_view text, std::string& out) {
+  size_t copied = 0;  // text before this is in `out` already
+  bool any = false;
+  for (size_t at = util::find(text, "](http"); at != std::string_view::npos; at = util::find(text, "](http", at + 1)) {
+    size_t open = text.rfind('[', at);
+    size_t close = text.find(')', at);
+    if (open == std::string_view::npos || open < copied || close == std::string_view::npos) continue;
+    std::string_view shown = text.substr(open + 1, at - open - 1);
+    std::string_view url = text.substr(at + 2, close - at - 2);
+    if (shown.empty() || (url != shown && link_address(url) != shown)) continue;
+    if (!any) out.clear();
+    any = true;
+    out.append(text.substr(copied, open - copied)).append(shown);
+    copied = close + 1;
+  }
+  if (any) out.append(text.substr(copied));
+  return any;
+}
 
 size_t display_columns(std::string_view text) {
   // Every byte but a UTF-8 continuation byte starts a character.
@@ -73,7 +105,9 @@ void LineMender::hold(Held& h, const read::PhysicalLine& row) {
   ++h.rows;
 }
 
-void LineMender::add(const read::PhysicalLine& row) {
+void LineMender::add(const read::PhysicalLine& physical) {
+  read::PhysicalLine row = physical;
+  if (without_autolinks(physical.text, unlinked_)) row.text = unlinked_;  // its byte count stays the file's
   if (!wrap_) {
     add_line(row, 1);
     return;

@@ -10,6 +10,10 @@
 // - A WorkNCCL record hard-wrapped mid-token at any width (`...SeqNum=9713,
 //   OpT` / `ype=ALLREDUCE, ...`) is joined with its next line when that has no
 //   prefix and the two make a whole record.
+// - A chat client or tracker that took every "name.cc:101" for an address
+//   (.cc is a country's domain) wrapped it in a Markdown link:
+//   "transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN" is NCCL's
+//   "transport/net_ib.cc:101 NCCL WARN" again.
 // A mended line keeps the first row's number and counts every row it took.
 #pragma once
 
@@ -39,6 +43,12 @@ struct TerminalWrap {
 /// and such rows outnumber the full-width rows followed by a fresh line:
 /// fixed-format lines that happen to share the longest length do not count.
 std::optional<TerminalWrap> learn_terminal_wrap(const std::vector<std::string_view>& sample, frame::Framer& framer);
+
+/// Writes `text` into `out` with every autolink undone: a Markdown link whose
+/// address (http or https, a trailing slash aside) is its own text,
+/// "[10.1.3.201](http://10.1.3.201/)", becomes that text. A link with words of
+/// its own stays. False, and `out` untouched, when `text` has none.
+bool without_autolinks(std::string_view text, std::string& out);
 
 /// Display columns of `text` (UTF-8: a progress bar's block is one column).
 size_t display_columns(std::string_view text);
@@ -73,6 +83,7 @@ class LineMender {
   std::optional<TerminalWrap> wrap_;
   Held wrapped_;  // rows of a line the terminal cut, not yet ended
   Held record_;   // a WorkNCCL record cut mid-token, waiting for its next line
+  std::string unlinked_;  // the current row without its autolinks
 };
 
 }  // namespace ncclpm::ingest

@@ -627,6 +627,30 @@ TEST(Framer, PeelsTheMarkdownQuoteOfAPastedLog) {
   EXPECT_EQ(plain.frame("> a quoted remark").body, "> a quoted remark");
 }
 
+// `grep PATTERN *.log` names each line's file, with -n its number too; the
+// name is the paste's, not the job's. A file where few lines start that way
+// keeps them as written, and only log files' names count.
+TEST(Framer, PeelsTheFileNamesOfGrepOutput) {
+  Framer grep = learned({"prefill-2.log:[2025-09-17 15:16:23] prefill-2:311:405 [0] transport/net_ib.cc:199 NCCL "
+                         "WARN NET/IB : mlx5_32:1 Got async error event: port error",
+                         "logs/decode-0.log:17:decode-0:52:60 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB",
+                         "prefill-2.log:Traceback (most recent call last):"});
+  Frame f = grep.frame("prefill-2.log:[2025-09-17 15:16:23] prefill-2:311:405 [0] transport/net_ib.cc:199 NCCL "
+                       "WARN NET/IB : mlx5_32:1 Got async error event: port error");
+  EXPECT_EQ(f.producer, Producer::kNccl);
+  EXPECT_EQ(f.host, "prefill-2");
+  EXPECT_EQ(f.body, "NET/IB : mlx5_32:1 Got async error event: port error");
+  Frame g = grep.frame("logs/decode-0.log:17:decode-0:52:60 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB");
+  EXPECT_EQ(g.host, "decode-0");
+  EXPECT_EQ(g.device, 3);
+  EXPECT_EQ(grep.frame("prefill-2.log:Traceback (most recent call last):").body, "Traceback (most recent call last):");
+  EXPECT_EQ(grep.frame("torch.distributed.DistBackendError: boom").body, "torch.distributed.DistBackendError: boom");
+
+  Framer plain = learned({"step 1", "step 2", "saved to ckpt.log:done"});
+  EXPECT_EQ(plain.frame("saved to ckpt.log:done").body, "saved to ckpt.log:done");
+  EXPECT_EQ(plain.frame("run.log:x").body, "run.log:x");
+}
+
 TEST(Framer, DoesNotTakeAnExceptionNameForAPdshHost) {
   Framer none = learned({"Traceback (most recent call last):", "RuntimeError: boom",
                          "KeyError: 'x'", "ValueError: bad"});
@@ -645,6 +669,23 @@ TEST(Framer, PeelsAtMostOnePdshHostPerLine) {
       "NCCLUtils.hpp:275, unhandled system error, NCCL version 2.14.3");
   EXPECT_EQ(f.host, "worker-1");
   EXPECT_TRUE(f.body.starts_with("torch.distributed.DistBackendError: NCCL error in:")) << f.body;
+}
+
+// Two layers that prefix the host the pdsh way say it twice; the second time
+// is the same prefix, not text. Another name after it is the line's own.
+TEST(Framer, PeelsAPdshHostSaidTwice) {
+  Framer pdsh = learned({"10.0.87.143: 10.0.87.143: starting", "10.0.87.144: 10.0.87.144: starting"});
+  Frame f = pdsh.frame("10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] register_mr_buffers:465 NCCL WARN "
+                       "NET/OFI Unable to register memory");
+  EXPECT_EQ(f.producer, Producer::kNccl);
+  EXPECT_EQ(f.host, "ip-10-0-87-143");
+  EXPECT_EQ(f.pid, 149);
+  EXPECT_EQ(f.body, "NET/OFI Unable to register memory");
+  Frame g = pdsh.frame("10.0.87.143: 10.0.87.143: 10.0.87.143: thrice");
+  EXPECT_EQ(g.body, "10.0.87.143: thrice");
+  Frame h = pdsh.frame("10.0.87.143: worker-2: a message naming a host");
+  EXPECT_EQ(h.host, "10.0.87.143");
+  EXPECT_EQ(h.body, "worker-2: a message naming a host");
 }
 
 TEST(Framer, PeelsStackedPdshSlurmTorchrunAndC10Prefixes) {

@@ -159,5 +159,43 @@ TEST(LineMender, CountsColumnsNotBytes) {
   EXPECT_FALSE(padded.cut("abc"));
 }
 
+// A chat client took NCCL's "net_ib.cc:101" (.cc is a country's domain) and
+// the addresses for links; undone, they are NCCL's lines again.
+TEST(Autolinks, ALinkWhoseAddressIsItsTextIsThatText) {
+  std::string out = "left alone";
+  EXPECT_TRUE(ingest::without_autolinks("transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN x", out));
+  EXPECT_EQ(out, "transport/net_ib.cc:101 NCCL WARN x");
+  EXPECT_TRUE(ingest::without_autolinks(
+      "peer [10.1.3.201](http://10.1.3.201/)<33057> gid ::ffff:[10.206.1.23](https://10.206.1.23) end", out));
+  EXPECT_EQ(out, "peer 10.1.3.201<33057> gid ::ffff:10.206.1.23 end");
+  EXPECT_TRUE(ingest::without_autolinks("[http://a.io/x](http://a.io/x)", out));
+  EXPECT_EQ(out, "http://a.io/x");
+
+  out = "left alone";
+  for (std::string_view kept : {"see [the docs](http://docs.nvidia.com/nccl/) first", "[rank0](http://rank1/)",
+                                "[](http://)", "[a](http://a", "no link](http://x) at all", "[a](ftp://a)",
+                                "[00:01<00:02, 1.2it/s]"})
+    EXPECT_FALSE(ingest::without_autolinks(kept, out)) << kept;
+  EXPECT_EQ(out, "left alone");
+}
+
+TEST(Autolinks, AnAutolinkedNcclWarningIsReadAsNcclsOwn) {
+  TempDir t;
+  write_file(t / "logs/console.log",
+             "> node201:127799:127863 [0] transport/[net_ib.cc:101](http://net_ib.cc:101/) NCCL WARN NET/IB : "
+             "mlx5_0:1 Got async event : local access violation work queue error\n"
+             "> \n"
+             "> node023:10214:10303 [0] NCCL INFO transport/[net.cc:1137](http://net.cc:1137/) -> 6\n");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE host = 'node201' AND pid = 127799 AND line_no = 1"
+                              " AND kind = 'nccl_warn' AND text LIKE 'NET/IB : mlx5_0:1 Got async event%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE host = 'node023' AND line_no = 3"
+                              " AND text LIKE 'transport/net.cc:1137 -> 6'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
 }  // namespace
 }  // namespace ncclpm

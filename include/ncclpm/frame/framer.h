@@ -76,6 +76,9 @@ class Framer {
   Frame frame(std::string_view line);
 
  private:
+  /// `line` without what a paste put around the job's own text: a Markdown
+  /// quote, grep's file name.
+  std::string_view unwrap_paste(std::string_view line) const;
   bool peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled);
   bool frame_plain_nccl(std::string_view line, Frame& f) const;
   bool peel_bracket_prefixes(std::string_view& rest, Frame& f);
@@ -86,6 +89,7 @@ class Framer {
   bool slurm_after_pdsh_ = false;  // "node07: 3: ...": srun labels inside pdsh output
   bool name_tags_ = false;         // most lines start with a collector's name tag ("trainer-1  | ")
   bool quoted_ = false;            // most lines start with a Markdown quote ("> "): a pasted log
+  bool grep_named_ = false;        // most lines start with a log file's name: grep's output over several files
   std::string scratch_;
 };
 
