@@ -181,7 +181,10 @@ DROP TABLE multi_node;
 }
 
 // A launcher's report of a failed worker names its local rank ("failed
-// (exitcode: -9) local_rank: 0", DeepSpeed's "--local_rank=7 ... exits"). On
+// (exitcode: -9) local_rank: 0", DeepSpeed's "--local_rank=7 ... exits",
+// torch.multiprocessing.spawn's "-- Process 3 terminated with the following
+// error:" / "process 3 terminated with signal SIGKILL" ending the parent's
+// traceback, whose process index is the worker's local rank). On
 // one node the local rank is the global rank. The logs say a job ran on one
 // node when they show its launch (torchrun --standalone or --nnodes=1,
 // deepspeed --num_nodes=1, accelerate --num_machines=1), torch elastic's
@@ -197,7 +200,10 @@ static std::string single_node_ranks_sql() {
 CREATE TEMP TABLE unranked_exits AS
   SELECT e.event_id, x.local_rank FROM events e JOIN process_exits x USING (event_id)
   WHERE e.job_id = ?1 AND e.file_id >= ?2 AND e.kind = 'process_exit' AND e.rank IS NULL
-    AND x.rank IS NULL AND x.local_rank IS NOT NULL;
+    AND x.rank IS NULL AND x.local_rank IS NOT NULL
+  UNION ALL SELECT event_id, local_rank FROM events
+  WHERE job_id = ?1 AND file_id >= ?2 AND kind = 'traceback' AND rank IS NULL AND local_rank IS NOT NULL
+    AND (text GLOB '*-- Process [0-9]* terminated with *' OR text GLOB '*process [0-9]* terminated with *');
 CREATE TEMP TABLE seen_other_node AS
   SELECT 1 AS yes FROM communicators WHERE job_id = ?1 AND (nnodes > 1 OR local_ranks < nranks)
     AND EXISTS (SELECT 1 FROM unranked_exits)

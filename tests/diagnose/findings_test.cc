@@ -676,6 +676,30 @@ TEST(Ordering, AnUntimedNetworkErrorAProcessLoggedBeforeItsOwnCrashLeads) {
   EXPECT_EQ(other.findings.front().category, "cuda_error") << "another process's crash: the IB error is its cascade";
 }
 
+// An HCA's own event names the host whose device failed; the completions
+// its peers saw fail are how the others met it. A device event logged after
+// the completions failed (both timed) explains nothing of them.
+TEST(Ordering, AnIbDeviceEventLeadsThePeersFailedCompletions) {
+  const std::string event = "[2025-05-16 10:00:01] node201:127799:127863 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : "
+                            "mlx5_0:1 Got async event : local access violation work queue error\n";
+  const std::string completion = "[2025-05-16 10:00:02] node023:10214:10303 [0] transport/net_ib.cc:1909 NCCL WARN NET/IB "
+                                 ": Got completion from peer 10.1.3.201<33057> with status=9 opcode=0 len=0 vendor err "
+                                 "138 (Send)\n";
+  auto d = diagnose_files({{"node201.log", event}, {"node023.log", completion}});
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "ib-async-event");
+  EXPECT_EQ(d.findings.front().culprit_hosts, std::vector<std::string>{"node201"});
+  const diagnose::Finding* peer = find_rule(d, "ib-completion-error");
+  ASSERT_NE(peer, nullptr);
+  EXPECT_FALSE(peer->root_cause);
+
+  std::string late = event;
+  late.replace(late.find("10:00:01"), 8, "10:09:00");
+  auto after = diagnose_files({{"node201.log", late}, {"node023.log", completion}});
+  ASSERT_TRUE(after.has_root_cause());
+  EXPECT_EQ(after.findings.front().rule, "ib-completion-error") << "a device event after the completions failed";
+}
+
 // "All ranks arrived" is said only when every rank of the job said it had
 // enqueued the collective: ranks 0 and 1 of four never showing up may be the
 // ones that were missing.

@@ -147,6 +147,36 @@ TEST_F(ConsoleRanks, AFailedWorkersLocalRankGivesNoRankWhereTheLogsShowAnotherNo
   }
 }
 
+// torch.multiprocessing.spawn reports a failed worker by its process index,
+// the worker's local rank, under the parent's traceback; the worker's own
+// traceback follows. On one node both are that rank; where the logs show
+// another node, neither is.
+constexpr const char* kSpawnReport =
+    "Traceback (most recent call last):\n"
+    "  File \"tools/train_net.py\", line 161, in <module>\n"
+    "    args=(args,),\n"
+    "  File \"/opt/torch/multiprocessing/spawn.py\", line 118, in join\n"
+    "    raise Exception(msg)\n"
+    "Exception: \n"
+    "\n"
+    "-- Process 3 terminated with the following error:\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/opt/torch/multiprocessing/spawn.py\", line 19, in _wrap\n"
+    "    fn(i, *args)\n"
+    "OSError: image file is truncated (marker-worker)\n";
+
+TEST_F(ConsoleRanks, ASpawnedWorkersProcessIndexIsItsRankOnOneNode) {
+  ingest(kSpawnReport, "one");
+  EXPECT_EQ(rank_of("tools/train_net.py"), 3);
+  EXPECT_EQ(rank_of("marker-worker"), 3);
+  ingest(std::string("node-b:5151:5151 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n"
+                     "node-a:4141:4141 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n") +
+             kSpawnReport,
+         "two");
+  EXPECT_EQ(rank_of("tools/train_net.py"), -1);
+  EXPECT_EQ(rank_of("marker-worker"), -1);
+}
+
 // The machine of lines that name none: a job whose lines name one machine,
 // and whose communicators span one node, ran there.
 class JobHosts : public ::testing::Test {
