@@ -573,7 +573,13 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     if (Status s = load_cut_timeout_ranks(db, facts); !s) return s.take_error();
     if (!facts.cut_timeout_ranks.empty()) a = align_collectives(facts);
   }
-  auto fired = evaluate_rules(db, facts, a, rules);
+  auto scan = scan_lines(db, job_id, rules);
+  if (!scan) return scan.take_error();
+  auto ignored = ignored_nccl_settings(scan->nccl_assignments, facts);
+  if (!ignored) return ignored.take_error();
+  facts.ignored_settings = std::move(ignored).value();
+  std::vector<ScannedLine> nccl_lines = std::move(scan->nccl_error_lines);
+  auto fired = evaluate_rules(db, facts, a, rules, std::move(scan).value());
   if (!fired) return fired.take_error();
 
   Diagnosis d;
@@ -645,7 +651,8 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   }
   // No signature explained the job: its earliest error line still leads
   // somewhere. Errors before any communicator formed: say it never started.
-  if (Status s = add_catalogue_findings(db, facts, rules.catalog(), d.findings); !s) return s.take_error();
+  if (Status s = add_catalogue_findings(db, facts, rules.catalog(), nccl_lines, d.findings); !s)
+    return s.take_error();
   // Not an error line anywhere (but the user's Ctrl-C): where the logs stop
   // may still tell.
   if (Status s = add_where_the_logs_stop(db, job_id, rules, d.findings); !s) return s.take_error();

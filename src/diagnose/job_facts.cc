@@ -321,7 +321,6 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         if (rank >= 0) f.awaited_rank0.insert(rank);
       });
   if (!s) return s.take_error();
-  if (Status st = check_nccl_settings(db, f); !st) return st.take_error();
 
   s = each_row(db,
       "SELECT rank, max(last_enqueued) FROM flight_recorder_pg_status WHERE job_id = ?1 AND rank IS NOT NULL"

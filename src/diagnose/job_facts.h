@@ -200,9 +200,11 @@ inline bool earlier(const Located& x, const Located& y) {
   return std::tie(x.ts_us, x.file, x.line) < std::tie(y.ts_us, y.file, y.line);
 }
 
-/// Finds the NCCL_* settings the job's lines set (`NCCL_X=value`) that the
-/// job's NCCL version does not read (settings_check.cc).
-Status check_nccl_settings(store::Connection& db, JobFacts& facts);
+/// Of the NCCL_* variables the job's lines set (`NCCL_X=value`, each with
+/// the first line that sets it: the line scan's), those that the job's NCCL
+/// version does not read (settings_check.cc).
+Result<std::vector<IgnoredSetting>> ignored_nccl_settings(const std::map<std::string, Located>& assignments,
+                                                          const JobFacts& facts);
 
 /// The last lines a rank wrote before its first failure line: what it was
 /// doing when the others waited.

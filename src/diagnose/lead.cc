@@ -248,8 +248,7 @@ Finding finding_of(std::string rule, std::string category, std::string title, st
 
 }  // namespace
 
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
-                                           LineScope scope) {
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog) {
   // NCCL's INFO chatter is most of a big job's unparsed lines; the INFO lines
   // that report a failure carry one of recognize's failure words (LIKE
   // ignores their case too), or an error trace's arrow.
@@ -259,26 +258,18 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
     return sql + ")";
   }();
   std::string sql = std::string("SELECT ") + kLocatedColumns +
-                    ", e.kind FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1";
-  sql += scope == LineScope::kNccl
-             ? " AND e.kind IN ('nccl_warn', 'nccl_error_trace', 'nccl_error_surfaced')"
-             : " AND " + event_kind_not_in(kNcclChatterKinds);
+                    ", e.kind FROM events e JOIN files f USING (file_id) WHERE e.job_id = ?1 AND " +
+                    event_kind_not_in(kNcclChatterKinds);
   // A progress bar may carry another process's error glued to its end, where
   // no framer split it off (`... 2.88s/it][rank5]:[E602 ...] Watchdog caught ...`).
-  if (scope == LineScope::kAll)
-    sql += " UNION ALL SELECT f.rel_path, p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text, 'training_progress'"
-           " FROM training_progress p JOIN files f USING (file_id) WHERE p.job_id = ?1";
+  sql += " UNION ALL SELECT f.rel_path, p.line_no, p.rank, p.host, coalesce(p.ts_us, 0), p.text, 'training_progress'"
+         " FROM training_progress p JOIN files f USING (file_id) WHERE p.job_id = ?1";
   // A line its producer logged at level E or F (c10d's `[E212 ...]`, glog,
   // Python logging's ERROR) is an error whatever its words, even cut short.
   sql += " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text,"
          " CASE WHEN u.severity IN ('E', 'F') THEN 'logged_error' ELSE 'unparsed' END"
          " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1 AND ";
   sql += kNcclInfoFailure;
-  // NCCL's words also turn up in other producers' lines ("[trainer0|0]:ncclSocketInit: ...",
-  // "NET/IB : ..." after a prefix no framer knows); the rest need not be read for them.
-  if (scope == LineScope::kNccl)
-    sql += " AND (u.producer = 'nccl' OR u.text LIKE '%ncc%' OR u.text LIKE '%NET/%' OR u.text LIKE '%NCCL%'"
-           " OR u.text LIKE '%ibv_%' OR u.text LIKE '%Cuda failure%')";
   auto stmt = db.prepare(sql);
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({facts.job_id}); !s) return s.take_error();
@@ -287,6 +278,14 @@ Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts
   while (stmt->step(&err))
     if (auto e = classify(read_located(*stmt), stmt->column_text(6), catalog)) out.push_back(std::move(*e));
   if (err) return *err;
+  std::sort(out.begin(), out.end(), [](const ErrorLine& x, const ErrorLine& y) { return earlier(x.at, y.at); });
+  return out;
+}
+
+std::vector<ErrorLine> nccl_error_lines(const std::vector<ScannedLine>& scanned, const vocab::Catalog& catalog) {
+  std::vector<ErrorLine> out;
+  for (const ScannedLine& l : scanned)
+    if (auto e = classify(l.at, l.kind, catalog)) out.push_back(std::move(*e));
   std::sort(out.begin(), out.end(), [](const ErrorLine& x, const ErrorLine& y) { return earlier(x.at, y.at); });
   return out;
 }
@@ -602,17 +601,16 @@ Result<std::optional<Finding>> startup_stall(store::Connection& db, const JobFac
 }
 
 Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
-                              std::vector<Finding>& findings) {
-  auto nccl_errors = error_lines(db, facts, catalog, LineScope::kNccl);
-  if (!nccl_errors) return nccl_errors.take_error();
-  for (Finding& f : catalogued_nccl_warnings(*nccl_errors, facts, findings)) findings.push_back(std::move(f));
+                              const std::vector<ScannedLine>& nccl_lines, std::vector<Finding>& findings) {
+  for (Finding& f : catalogued_nccl_warnings(nccl_error_lines(nccl_lines, catalog), facts, findings))
+    findings.push_back(std::move(f));
   bool specific_cause = std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.root_cause; });
   bool has_init =
       std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.category == "init_failure"; });
   // Every line is read only when a lead or the start-up stage may be needed:
   // on a big job with a cause and a timeout that pass would be most of diagnose.
   if (specific_cause && (has_init || !facts.timeouts.empty())) return Ok{};
-  auto errors = error_lines(db, facts, catalog, LineScope::kAll);
+  auto errors = error_lines(db, facts, catalog);
   if (!errors) return errors.take_error();
   if (!specific_cause) {
     auto lead = earliest_error_lead(*errors, facts);

@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "job_facts.h"
+#include "line_scan.h"
 #include "ncclpm/diagnose/finding.h"
 #include "ncclpm/vocab/catalog.h"
 #include "ncclpm/store/sqlite.h"
@@ -39,15 +40,13 @@ struct ErrorLine {
   bool detail_names_startup = false;  ///< a detail line under it (NCCL's "Last error:") names a start-up step
 };
 
-enum class LineScope {
-  kNccl,  ///< NCCL's events, the errors PyTorch raised from NCCL, unparsed lines: what catalogued_nccl_warnings reads
-  kAll,   ///< every line: what the lead and the start-up stage read
-};
+/// Every error-level line of the job, earliest first (time, then file and
+/// line): what the lead and the start-up stage read.
+Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog);
 
-/// Every error-level line of the job in `scope`, earliest first (time, then
-/// file and line).
-Result<std::vector<ErrorLine>> error_lines(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
-                                           LineScope scope);
+/// The error-level lines among those the line scan kept as NCCL's possible
+/// errors, earliest first: what the catalogue's NCCL findings read.
+std::vector<ErrorLine> nccl_error_lines(const std::vector<ScannedLine>& scanned, const vocab::Catalog& catalog);
 
 struct Lead {
   Finding finding;
@@ -75,6 +74,6 @@ Result<std::optional<Finding>> startup_failure(store::Connection& db, const JobF
 /// when no cause was found, the lead (or, when PyTorch reported a hang and no
 /// catalogue names a cause, that hang as the cause); the start-up stage.
 Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
-                              std::vector<Finding>& findings);
+                              const std::vector<ScannedLine>& nccl_lines, std::vector<Finding>& findings);
 
 }  // namespace ncclpm::diagnose

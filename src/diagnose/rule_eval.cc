@@ -1,11 +1,8 @@
 // src/diagnose/rule_eval.cc
 #include "rule_eval.h"
 
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <limits>
-#include <tuple>
 
 #include "ncclpm/util/text.h"
 
@@ -15,23 +12,6 @@ namespace {
 constexpr size_t kMaxHitsKept = 50;
 constexpr int kTailLines = 12;  // per file of the rank
 constexpr int kLinesBeforeStop = 30;  // per file with a timeout (or, without any, a failure)
-
-struct Gate {
-  std::vector<std::unique_ptr<RE2>> also;
-  std::vector<bool> also_seen;
-  std::unique_ptr<RE2> version;
-  std::string version_seen;
-};
-
-bool kind_allowed(const rules::Rule& r, const std::string& kind) {
-  return r.kinds.empty() || std::find(r.kinds.begin(), r.kinds.end(), kind) != r.kinds.end();
-}
-
-void add_hit(RuleHits& h, const Located& l) {
-  ++h.count;
-  if (l.rank >= 0) h.ranks.insert(l.rank);
-  h.lines.push_back(l);
-}
 
 bool version_in_range(const rules::VersionGate& g, const std::string& v) {
   if (v.empty()) return false;
@@ -82,15 +62,15 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
 Status builtin_evidence(store::Connection& db, const std::string& name, const JobFacts& f,
                         const Alignment& a, RuleHits& h) {
   if (name == "version-mismatch") {
-    for (const auto& [v, lines] : f.nccl_versions) add_hit(h, lines.front());
+    for (const auto& [v, lines] : f.nccl_versions) h.add(lines.front());
     return Ok{};
   }
   if (name == "ignored-settings") {
-    for (const IgnoredSetting& s : f.ignored_settings) add_hit(h, s.at);
+    for (const IgnoredSetting& s : f.ignored_settings) h.add(s.at);
     return Ok{};
   }
   if (auto named = named_culprits(name, f)) {
-    for (const Located& l : *named->lines) add_hit(h, l);
+    for (const Located& l : *named->lines) h.add(l);
     h.ranks.clear();  // the lines include one of the other ranks', for comparison
     h.ranks.insert(named->ranks->begin(), named->ranks->end());
     return Ok{};
@@ -102,34 +82,22 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
     if (!stmt) return stmt.take_error();
     if (Status s = stmt->bind_all({f.job_id}); !s) return s.take_error();
     std::optional<Error> err;
-    while (stmt->step(&err)) add_hit(h, read_located(*stmt));
+    while (stmt->step(&err)) h.add(read_located(*stmt));
     if (err) return *err;
     for (int r : f.reported_culprits) h.ranks.insert(r);
     return Ok{};
   }
-  for (const Located& l : a.evidence) add_hit(h, l);
+  for (const Located& l : a.evidence) h.add(l);
   for (int r : a.culprits) h.ranks.insert(r);
   if (name == "never-issued") {
     for (int r : a.culprits) {
       auto tail = rank_tail(db, f.job_id, r, 1);
       if (!tail) return tail.take_error();
-      if (!tail->empty()) add_hit(h, tail->back());  // its very last line before it failed
+      if (!tail->empty()) h.add(tail->back());  // its very last line before it failed
     }
   }
   if (h.count == 0) h.count = 1;
   return Ok{};
-}
-
-// Of a multi-line event (a traceback), the line the rule matched is the
-// evidence worth showing, not the block's first line.
-std::string matching_line(const rules::RuleSet& set, size_t rule, std::string_view text) {
-  if (text.find('\n') == std::string_view::npos) return std::string(text);
-  for (std::string_view line : util::split(text, '\n'))
-    if (set.rule_matches(rule, line)) return std::string(util::trim(line));
-  // The pattern spans lines or matched the whole block: show the last line
-  // (for a traceback, the exception).
-  std::string_view t = util::trim(text);
-  return std::string(util::trim(t.substr(t.rfind('\n') + 1)));
 }
 
 }  // namespace
@@ -141,23 +109,16 @@ bool builtin_names_culprits(const std::string& name) {
 namespace {
 
 // One evaluation of the rule base on one job, in the order the passes run:
-// every stored line, the culprits' tails (or the lines before the first
-// failure), the builtins, then the conditions that drop hits.
+// every stored line (the line scan, done before), the culprits' tails (or the
+// lines before the first failure), the builtins, then the conditions that
+// drop hits.
 class Evaluation {
  public:
-  Evaluation(store::Connection& db, const JobFacts& f, const Alignment& a, const rules::RuleSet& set)
-      : db_(db), f_(f), a_(a), set_(set), rules_(set.rules()), gates_(rules_.size()) {
-    for (size_t i = 0; i < rules_.size(); ++i) {
-      for (const std::string& p : rules_[i].also) gates_[i].also.push_back(std::make_unique<RE2>(p));
-      gates_[i].also_seen.assign(rules_[i].also.size(), false);
-      if (rules_[i].version) gates_[i].version = std::make_unique<RE2>(rules_[i].version->pattern);
-    }
-    any_gates_ = std::any_of(rules_.begin(), rules_.end(),
-                             [](const rules::Rule& r) { return !r.also.empty() || r.version; });
-  }
+  Evaluation(store::Connection& db, const JobFacts& f, const Alignment& a, const rules::RuleSet& set, LineScan scan)
+      : db_(db), f_(f), a_(a), set_(set), rules_(set.rules()), gates_(std::move(scan.gates)),
+        hits_(std::move(scan.hits)) {}
 
   Result<std::map<size_t, RuleHits>> run() {
-    if (Status s = scan_lines(); !s) return s.take_error();
     if (Status s = scan_tails(); !s) return s.take_error();
     if (Status s = add_builtins(); !s) return s.take_error();
     apply_gates();
@@ -168,61 +129,13 @@ class Evaluation {
   }
 
  private:
-  // 'also' and version patterns: each must be seen somewhere in the job.
-  void check_gates(std::string_view text) {
-    re2::StringPiece in(text.data(), text.size());
-    for (Gate& g : gates_) {
-      for (size_t k = 0; k < g.also.size(); ++k)
-        if (!g.also_seen[k] && RE2::PartialMatch(in, *g.also[k])) g.also_seen[k] = true;
-      std::string v;
-      if (g.version && g.version_seen.empty() && RE2::PartialMatch(in, *g.version, &v)) g.version_seen = v;
-    }
-  }
-
-  // Every stored line (events and unparsed lines) once through the combined
-  // matcher, but the bulk kinds no rule names (kUnscannedBulkKinds).
-  Status scan_lines() {
-    auto stmt = db_.prepare(
-        std::string("SELECT ") + kLocatedColumns + ", e.kind, coalesce(e.pid, 0)"
-        " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kUnscannedBulkKinds) +
-        " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
-        " coalesce(u.pid, 0)"
-        " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
-    if (!stmt) return stmt.take_error();
-    if (Status s = stmt->bind_all({f_.job_id}); !s) return s;
-    std::optional<Error> err;
-    while (stmt->step(&err)) {
-      const char* raw = reinterpret_cast<const char*>(sqlite3_column_text(stmt->raw(), 5));
-      std::string_view text =
-          raw != nullptr ? std::string_view(raw, static_cast<size_t>(sqlite3_column_bytes(stmt->raw(), 5)))
-                         : std::string_view();
-      if (any_gates_) check_gates(text);
-      set_.match(text, matched_);
-      if (matched_.empty()) continue;
-      std::string kind = stmt->column_text(6);
-      Located l{stmt->column_text(0), stmt->column_int(1),
-                stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
-                stmt->column_int(4), std::string(text.substr(0, text.find('\n'))), stmt->column_int(7)};
-      for (int i : matched_) {
-        const rules::Rule& r = rules_[static_cast<size_t>(i)];
-        if (r.scope == rules::Scope::kCulpritTail || !kind_allowed(r, kind)) continue;
-        if (set_.rule_excludes(static_cast<size_t>(i), text)) continue;
-        l.text = matching_line(set_, static_cast<size_t>(i), text);
-        add_hit(hits_[static_cast<size_t>(i)], l);
-        for (int r : set_.named_ranks(static_cast<size_t>(i), text)) hits_[static_cast<size_t>(i)].ranks.insert(r);
-      }
-    }
-    if (err) return *err;
-    return Ok{};
-  }
-
   void match_tail_rules(const std::vector<Located>& lines, bool before_failure) {
     for (const Located& l : lines) {
       set_.match(l.text, matched_);
       for (int i : matched_) {
         auto index = static_cast<size_t>(i);
         if (rules_[index].scope != rules::Scope::kCulpritTail || set_.rule_excludes(index, l.text)) continue;
-        add_hit(hits_[index], l);
+        hits_[index].add(l);
         hits_[index].before_failure = before_failure;
       }
     }
@@ -311,12 +224,12 @@ class Evaluation {
   // Every 'also' pattern seen, the version in range.
   void apply_gates() {
     for (auto it = hits_.begin(); it != hits_.end();) {
-      const Gate& g = gates_[it->first];
+      const GatesSeen& g = gates_[it->first];
       const rules::Rule& r = rules_[it->first];
-      bool ok = std::all_of(g.also_seen.begin(), g.also_seen.end(), [](bool b) { return b; });
+      bool ok = std::all_of(g.also.begin(), g.also.end(), [](bool b) { return b; });
       if (r.version) {
-        ok = ok && version_in_range(*r.version, g.version_seen);
-        it->second.version = g.version_seen;
+        ok = ok && version_in_range(*r.version, g.version);
+        it->second.version = g.version;
       }
       it = ok ? std::next(it) : hits_.erase(it);
     }
@@ -372,8 +285,7 @@ class Evaluation {
   const Alignment& a_;
   const rules::RuleSet& set_;
   const std::vector<rules::Rule>& rules_;
-  std::vector<Gate> gates_;
-  bool any_gates_ = false;
+  std::vector<GatesSeen> gates_;
   std::map<size_t, RuleHits> hits_;
   std::vector<int> matched_;
 };
@@ -381,8 +293,8 @@ class Evaluation {
 }  // namespace
 
 Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const JobFacts& f, const Alignment& a,
-                                                  const rules::RuleSet& set) {
-  return Evaluation(db, f, a, set).run();
+                                                  const rules::RuleSet& set, LineScan scan) {
+  return Evaluation(db, f, a, set, std::move(scan)).run();
 }
 
 }  // namespace ncclpm::diagnose

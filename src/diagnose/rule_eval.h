@@ -14,27 +14,19 @@
 
 #include "alignment.h"
 #include "job_facts.h"
+#include "line_scan.h"
 #include "ncclpm/rules/rule_set.h"
 
 namespace ncclpm::diagnose {
-
-struct RuleHits {
-  std::vector<Located> lines;  ///< the first hits (capped), in time or file order
-  int64_t count = 0;
-  std::set<int> ranks;
-  std::string version;         ///< the version a version gate captured
-  /// Culprit-tail hits found in the lines before a timeout or failure, not in
-  /// a culprit's own tail: the lines' ranks are the culprits, not the alignment's.
-  bool before_failure = false;
-};
 
 /// Whether a builtin rule's hits name its culprits itself (a short or slow
 /// rank), rather than the alignment's missing ranks.
 bool builtin_names_culprits(const std::string& name);
 
-/// Hits of every rule that fired, by index into rules.rules().
+/// Hits of every rule that fired, by index into rules.rules(), from the
+/// job's line scan and the passes that follow it.
 Result<std::map<size_t, RuleHits>> evaluate_rules(store::Connection& db, const JobFacts& facts,
                                                   const Alignment& alignment,
-                                                  const rules::RuleSet& rules);
+                                                  const rules::RuleSet& rules, LineScan scan);
 
 }  // namespace ncclpm::diagnose
