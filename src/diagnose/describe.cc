@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "ncclpm/util/text.h"
 
@@ -142,6 +143,12 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::string where = culprits.empty() ? "" : " on rank " + culprits;
   std::string host = hosts_of(f.culprit_ranks, facts);
   if (!host.empty()) where += " (" + host + ")";
+  std::set<int> waiters;
+  for (const Located& l : hits.lines)
+    if (l.rank >= 0 && hits.waited_for.count(l.rank) == 0) waiters.insert(l.rank);
+  if (!hits.waited_for.empty() && !waiters.empty())
+    where = " on rank " + util::rank_ranges(std::vector<int>(waiters.begin(), waiters.end())) +
+            ", which waited for rank " + culprits + (host.empty() ? "" : " (" + host + ")");
   std::string first = hits.lines.empty() ? "" : ": " + std::string(util::clip(hits.lines.front().text, 160));
   std::string s = rule.title + where + first;
   if ((cat == "save_phase_stall" || cat == "eval_generate_stall" || cat == "packing_deadlock" ||

@@ -619,6 +619,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
     if (rule.category == "collective_timeout" || rule.category == "launcher_sigterm") culprits = a.culprits;
     if (rule.category == "desync" && rule.builtin.empty() && !facts.reported_culprits.empty())
       culprits = facts.reported_culprits;
+    if (!hits.waited_for.empty()) culprits = hits.waited_for;  // whom the printers waited for
     culprits.erase(-1);
     if (culprits.empty() && rule.root_cause && !hits.before_failure) culprits = a.culprits;
     f.culprit_ranks.assign(culprits.begin(), culprits.end());

@@ -179,7 +179,7 @@ Result<LineScan> scan_lines(store::Connection& db, int64_t job_id, const rules::
       hit.text = matching_line(set, index, text);
       RuleHits& h = scan.hits[index];
       h.add(hit);
-      for (int rank : set.named_ranks(index, text)) h.ranks.insert(rank);
+      for (int rank : set.named_ranks(index, text)) (r.named_ranks_waited_for ? h.waited_for : h.ranks).insert(rank);
     }
   }
   if (err) return *err;

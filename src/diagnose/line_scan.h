@@ -24,6 +24,9 @@ struct RuleHits {
   int64_t count = 0;
   std::set<int> ranks;
   std::string version;         ///< the version a version gate captured
+  /// The ranks the hits' messages say their printers waited for (a rule's
+  /// named_ranks_role "waited_for"): the culprits, where any are named.
+  std::set<int> waited_for;
   /// Culprit-tail hits found in the lines before a timeout or failure, not in
   /// a culprit's own tail: the lines' ranks are the culprits, not the alignment's.
   bool before_failure = false;

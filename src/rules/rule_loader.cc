@@ -15,7 +15,7 @@ namespace {
 const std::set<std::string> kKnownKeys = {
     "id",    "title", "category", "severity", "confidence", "root_cause", "patterns", "kinds",
     "scope", "requires", "absent", "also",  "unless",   "version",    "builtin",    "advice",     "samples",
-    "named_ranks"};
+    "named_ranks", "named_ranks_role"};
 const std::set<std::string> kSeverities = {"critical", "error", "warning", "info"};
 const std::set<std::string> kKinds = {
     "unparsed",      "nccl_version",        "nccl_env",       "nccl_comm",
@@ -73,7 +73,7 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
     if (kKnownKeys.count(std::string(key.str())) == 0)
       fail(&node, who + ": unknown key " + util::quoted(key.str()),
            "known keys: id title category severity confidence root_cause patterns kinds scope "
-           "requires absent also unless named_ranks version builtin advice samples");
+           "requires absent also unless named_ranks named_ranks_role version builtin advice samples");
   }
   r.title = t["title"].value_or(std::string());
   if (r.title.empty()) fail(&t, who + " has no 'title'");
@@ -105,6 +105,12 @@ Rule read_rule(const toml::table& t, const std::string& file, std::vector<Error>
   r.also = strings(t, "also", who, problems, file);
   r.unless = strings(t, "unless", who, problems, file);
   r.named_ranks = t["named_ranks"].value_or(std::string());
+  std::string role = t["named_ranks_role"].value_or(std::string("culprits_too"));
+  if (role == "waited_for") r.named_ranks_waited_for = true;
+  else if (role != "culprits_too")
+    fail(t.get("named_ranks_role"), who + ": named_ranks_role must be \"culprits_too\" or \"waited_for\"");
+  if (r.named_ranks_waited_for && r.named_ranks.empty())
+    fail(t.get("named_ranks_role"), who + ": named_ranks_role without named_ranks");
   if (const toml::table* v = t["version"].as_table()) {
     VersionGate g{(*v)["pattern"].value_or(std::string()), (*v)["min"].value_or(std::string()),
                   (*v)["below"].value_or(std::string())};

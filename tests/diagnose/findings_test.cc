@@ -700,6 +700,24 @@ TEST(Ordering, AnIbDeviceEventLeadsThePeersFailedCompletions) {
   EXPECT_EQ(after.findings.front().rule, "ib-completion-error") << "a device event after the completions failed";
 }
 
+// A rank that gave up waiting for rank 0's ncclUniqueId only waited: rank 0,
+// which never published it, is the culprit, and the summary says who waited.
+TEST(Culprits, TheRankAWaitingMessageNamesIsTheCulprit) {
+  auto d = diagnose_log(
+      "[rank1]:[E1113 10:00:00.000000000 ProcessGroupNCCL.cpp:1900] [PG ID 0 PG GUID 0(default_pg) Rank 1] "
+      "[1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key "
+      "'0', but store->get('0') got error: Socket Timeout\n");
+  const diagnose::Finding* f = find_rule(d, "nccl-init-failure");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->culprit_ranks, std::vector<int>{0});
+  EXPECT_NE(f->summary.find("on rank 1, which waited for rank 0"), std::string::npos) << f->summary;
+
+  auto own = diagnose_log("[rank1]: RuntimeError: Failed to initialize NCCL communicator\n");
+  const diagnose::Finding* g = find_rule(own, "nccl-init-failure");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->culprit_ranks, std::vector<int>{1}) << "a failure of its own names the printer";
+}
+
 // "All ranks arrived" is said only when every rank of the job said it had
 // enqueued the collective: ranks 0 and 1 of four never showing up may be the
 // ones that were missing.

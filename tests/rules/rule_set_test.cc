@@ -127,6 +127,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "absent-names-no-rule.toml:1: rule 'echo-of-a-timeout': absent names no rule: 'nccl-watchdog-timout'"},
         BadRule{"named-ranks-no-group.toml",
                 "named-ranks-no-group.toml:1: rule 'ranks-not-captured': named_ranks has no capture group"},
+        BadRule{"named-ranks-bad-role.toml",
+                "named-ranks-bad-role.toml:7: rule 'ranks-in-no-role': named_ranks_role must be \"culprits_too\" or "
+                "\"waited_for\""},
         BadRule{"named-ranks-finds-none.toml",
                 "named-ranks-finds-none.toml:1: rule 'ranks-never-found': named_ranks finds no rank in any sample"},
         BadRule{"marker-unknown-phase.toml", "marker-unknown-phase.toml:2: marker: phase 'warm-up' is not a job phase"},

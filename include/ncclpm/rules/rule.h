@@ -23,6 +23,9 @@
 //   named_ranks = 'rank (\d+) and rank (\d+)'  # optional: the ranks a hit's message names
 //                                       #   are culprits too (each capture group a rank,
 //                                       #   or a comma-separated list of ranks)
+//   named_ranks_role = "waited_for"     # optional: the ranks named are the ones the printing
+//                                       #   rank waited for, the culprits in its place
+//                                       #   (default "culprits_too")
 //   version = { pattern = 'trl==(\d+\.\d+\.\d+)', min = "0.15.0" }   # optional
 //   builtin = "never-issued"            # optional: fired by a cross-rank analysis instead
 //   advice = """..."""                  # concrete; {placeholders} are filled from the job
@@ -62,6 +65,9 @@ struct Rule {
   std::vector<std::string> also;
   std::vector<std::string> unless;
   std::string named_ranks;  ///< RE2; its capture groups are ranks the message names
+  /// The named ranks are the ones the printing rank waited for ("retrieving
+  /// ncclUniqueId from [0]"): they are the culprits, the printer only waited.
+  bool named_ranks_waited_for = false;
   std::optional<VersionGate> version;
   std::vector<std::string> samples_match, samples_no_match;
   std::string file;  ///< where it was defined
