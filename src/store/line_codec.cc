@@ -51,13 +51,6 @@ void put_double(std::string& out, double v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(bits >> (8 * i)));
 }
 
-// A progress line's numbers were read from decimals of a few digits (a loss
-// of 1.920999, 2.48 s/it), whose IEEE bits look random to zstd: a third of a
-// progress block's compressed size. Stored as the shortest decimal that reads
-// back as the same double: a head, then the digits as a varint.
-//   head 0: -1, the "not said" of every field; head 1: the 8 bytes of the
-//   double follow (infinities, NaN); else head = 2 + (zigzag(exponent) << 1 |
-//   sign), value = digits * 10^exponent.
 // 10^0 to 10^22: every one exact as a double.
 constexpr double kPowersOf10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -79,6 +72,13 @@ bool as_small_decimal(double v, uint64_t& digits, int64_t& exponent) {
   return false;
 }
 
+// A progress line's numbers were read from decimals of a few digits (a loss
+// of 1.920999, 2.48 s/it), whose IEEE bits look random to zstd: a third of a
+// progress block's compressed size. Stored as the shortest decimal that reads
+// back as the same double: a head, then the digits as a varint.
+//   head 0: -1, the "not said" of every field; head 1: the 8 bytes of the
+//   double follow (infinities, NaN); else head = 2 + (zigzag(exponent) << 1 |
+//   sign), value = digits * 10^exponent.
 void put_decimal(std::string& out, double v) {
   if (v == -1.0) {
     put_varint(out, 0);
@@ -377,6 +377,7 @@ bool LineBlockReader::read_decimal(double& out) {
   char* end = text;
   if (negative) *end++ = '-';
   end = std::to_chars(end, std::end(text), digits).ptr;
+  if (end == std::end(text)) return false;  // cannot happen: 21 characters at most so far
   *end++ = 'e';
   end = std::to_chars(end, std::end(text), exponent).ptr;
   auto [stop, ec] = std::from_chars(text, end, out);
@@ -424,8 +425,11 @@ bool is_stored_line(const recognize::Event& e) {
 }  // namespace
 
 void LineSink::add_setup_line(recognize::EventKind kind, const recognize::UnparsedLine& line) {
-  if (kind == recognize::EventKind::kNcclChannel) channel_.add(line, LineKind::kNcclChannel);
-  else network_.add(line, LineKind::kNcclNetwork);
+  switch (kind) {
+    case recognize::EventKind::kNcclChannel: channel_.add(line, LineKind::kNcclChannel); break;
+    case recognize::EventKind::kNcclNetwork: network_.add(line, LineKind::kNcclNetwork); break;
+    default: unparsed_.add(line, LineKind::kUnparsed);  // no setup line's kind: kept as a plain line, not lost
+  }
 }
 
 void LineSink::add(recognize::Rows& rows) {

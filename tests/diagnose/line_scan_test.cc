@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include "diagnose/line_scan.h"
-#include "ncclpm/ingest/ingest.h"
 #include "ncclpm/store/schema.h"
 #include "support/test_support.h"
 
@@ -18,17 +17,10 @@ namespace ncclpm::diagnose {
 namespace {
 
 using testing::TempDir;
-using testing::write_file;
 
 LineScan scan_files(const std::map<std::string, std::string>& files) {
   TempDir t;
-  for (const auto& [name, text] : files) write_file(t / ("logs/" + name), text);
-  ingest::Options o;
-  o.paths = {t / "logs"};
-  o.db_path = t / "j.db";
-  auto ingested = ingest::run(o);
-  EXPECT_TRUE(ingested) << ingested.error().to_string();
-  auto db = store::open_for_reading(o.db_path);
+  auto db = store::open_for_reading(testing::ingest_files(t, files));
   EXPECT_TRUE(db) << db.error().to_string();
   auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
   EXPECT_TRUE(rules);

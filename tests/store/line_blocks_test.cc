@@ -345,8 +345,28 @@ TEST(LineSink, EncodesEachKindInItsOwnBlocksAndTalliesTheStreams) {
   EXPECT_EQ(plain.last_bar_line, 3);
 }
 
+// A setup-line sink handed a kind that is no setup line's keeps the line as a
+// plain one: it is never dropped, nor filed with NCCL's transport lines.
+TEST(LineSink, ALineOfNoSetupKindIsKeptAsAPlainLine) {
+  UnparsedLine line;
+  line.line_no = 3;
+  line.producer = "nccl";
+  line.text = "NCCL version 2.21.5+cuda12.4";
+  LineSink sink;
+  sink.add_setup_line(recognize::EventKind::kNcclVersion, line);
+  EncodedLines e = sink.take_lines();
+  ASSERT_EQ(e.blocks.size(), 1u);
+  EXPECT_EQ(e.blocks[0].groups.at(0).kind, LineKind::kUnparsed);
+  LineBlockReader reader(e.blocks[0].data);
+  BlockLine l;
+  ASSERT_TRUE(reader.next(l));
+  EXPECT_EQ(l.line_no, 3);
+  EXPECT_FALSE(reader.next(l));
+}
+
 // A real ingest: lines no parser knows, in a per-rank file and a console,
 // with and without years.
+
 class LineTable : public ::testing::Test {
  protected:
   void SetUp() override {

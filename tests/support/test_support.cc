@@ -96,15 +96,19 @@ const std::string kWatchdogLine = watchdog_line(1, 7);
 
 // Ingests the files (name -> text) as one job and diagnoses it; a step that
 // fails is a test failure and an empty diagnosis, never a crash.
-diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files) {
-  TempDir t;
-  for (const auto& [name, text] : files) write_file(t / ("logs/" + name), text);
+fs::path ingest_files(const TempDir& dir, const std::map<std::string, std::string>& files) {
+  for (const auto& [name, text] : files) write_file(dir / ("logs/" + name), text);
   ingest::Options o;
-  o.paths = {t / "logs"};
-  o.db_path = t / "j.db";
+  o.paths = {dir / "logs"};
+  o.db_path = dir / "j.db";
   auto ingested = ingest::run(o);
   if (!ingested) throw std::runtime_error("ingest: " + ingested.error().to_string());
-  auto db = store::open_for_update(o.db_path);
+  return o.db_path;
+}
+
+diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files) {
+  TempDir t;
+  auto db = store::open_for_update(ingest_files(t, files));
   if (!db) throw std::runtime_error("database: " + db.error().to_string());
   auto rules = rules::RuleSet::load({rules::RuleSet::default_dir()});
   if (!rules) throw std::runtime_error("rules: " + rules.error().front().to_string());

@@ -58,6 +58,10 @@ extern const std::string kWatchdogLine;
 /// fails throws std::runtime_error saying which (a test failure under gtest).
 diagnose::Diagnosis diagnose_files(const std::map<std::string, std::string>& files);
 
+/// Writes the files (name -> text) under `dir`/logs and ingests them as one
+/// job into `dir`/j.db, whose path it returns; a failed ingest throws.
+std::filesystem::path ingest_files(const TempDir& dir, const std::map<std::string, std::string>& files);
+
 /// Path of a file under the source tree (fixtures/...).
 std::filesystem::path source_path(const std::string& rel);
 
