@@ -279,15 +279,21 @@ void nccl_words_explain_result_code(std::vector<Finding>& findings) {
 // that went down, a fatal device error, a queue pair's access violation or a
 // changed GID table is reported as an async event on the host that has the
 // device, and as failed completions on every host that talked to it. When
-// both are logged, the device's event (not one later than the completions)
-// is the cause and names the host to look at.
+// both are logged, the device's event is the cause and names the host to
+// look at: unless their times say otherwise, an event after the completions
+// failed, or long before (a GID table that changed at start-up, hours before
+// the completions: NCCL's retries give up within minutes of a fault).
+constexpr int64_t kDeviceEventReachUs = 10LL * 60 * 1000 * 1000;
+
 void device_event_explains_failed_completions(std::vector<Finding>& findings) {
   for (Finding& completion : findings) {
     if (completion.rule != "ib-completion-error" || !completion.root_cause) continue;
     for (const Finding& event : findings) {
       if (event.rule != "ib-async-event" || !event.root_cause) continue;
-      bool later = event.first_ts_us != 0 && completion.first_ts_us != 0 && event.first_ts_us > completion.first_ts_us;
-      if (later) continue;
+      bool timed = event.first_ts_us != 0 && completion.first_ts_us != 0;
+      if (timed && (event.first_ts_us > completion.first_ts_us ||
+                    completion.first_ts_us - event.first_ts_us > kDeviceEventReachUs))
+        continue;
       completion.root_cause = false;
       completion.summary += " An IB device reported an event of its own (the ib-async-event finding): failed "
                             "completions are how its peers see it.";

@@ -678,7 +678,8 @@ TEST(Ordering, AnUntimedNetworkErrorAProcessLoggedBeforeItsOwnCrashLeads) {
 
 // An HCA's own event names the host whose device failed; the completions
 // its peers saw fail are how the others met it. A device event logged after
-// the completions failed (both timed) explains nothing of them.
+// the completions failed, or hours before them (both timed), explains
+// nothing of them.
 TEST(Ordering, AnIbDeviceEventLeadsThePeersFailedCompletions) {
   const std::string event = "[2025-05-16 10:00:01] node201:127799:127863 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : "
                             "mlx5_0:1 Got async event : local access violation work queue error\n";
@@ -698,6 +699,12 @@ TEST(Ordering, AnIbDeviceEventLeadsThePeersFailedCompletions) {
   auto after = diagnose_files({{"node201.log", late}, {"node023.log", completion}});
   ASSERT_TRUE(after.has_root_cause());
   EXPECT_EQ(after.findings.front().rule, "ib-completion-error") << "a device event after the completions failed";
+
+  std::string long_before = event;
+  long_before.replace(long_before.find("10:00:01"), 8, "08:00:00");
+  auto hours = diagnose_files({{"node201.log", long_before}, {"node023.log", completion}});
+  ASSERT_TRUE(hours.has_root_cause());
+  EXPECT_EQ(hours.findings.front().rule, "ib-completion-error") << "a device event two hours before";
 }
 
 // A rank that gave up waiting for rank 0's ncclUniqueId only waited: rank 0,
