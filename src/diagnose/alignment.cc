@@ -2,6 +2,7 @@
 #include "alignment.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace ncclpm::diagnose {
 namespace {
@@ -37,19 +38,33 @@ void culprits_from_mismatched_op(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty()) a.culprit_basis = "op_mismatch";
 }
 
-// Ranks of the same process group that timed out at an earlier seq than the
-// others were still in a collective the others had completed: the group's
-// collectives diverged there, and those ranks fell behind.
-void culprits_from_earlier_timeouts(const JobFacts& f, Alignment& a) {
-  if (!a.culprits.empty()) return;
+// How far one rank's timed-out collective can be from the others' in one
+// group. A collective completes on a rank only once its peers joined it, so
+// ranks can be apart by the few operations NCCL lets complete early, not by
+// hundreds: records further apart come from another communicator or another
+// run pasted beside this one.
+constexpr int64_t kMaxCollectivesApart = 64;
+
+// Ranks of the same process group that timed out at another seq than the
+// others were out of step with them: behind, still in a collective the
+// others had completed, or ahead, in one the others never reached. They are
+// the odd ones out only when they are fewer than the ranks at the common
+// seq: one rank against one says nothing about which of the two strayed.
+void culprits_from_other_seq(const JobFacts& f, Alignment& a) {
+  if (!a.culprits.empty() || a.seq < 0) return;  // no seq to be apart from
+  std::map<int, int64_t> apart;  // rank -> the seq it timed out at
   for (const TimeoutRecord& t : f.timeouts) {
     int rank = rank_of(t);
-    if (rank >= 0 && t.pg == a.pg && t.seq >= 0 && t.seq < a.seq && a.victims.count(rank) == 0) {
-      a.culprits.insert(rank);
-      a.behind_seq[rank] = a.behind_seq.count(rank) ? std::min(a.behind_seq[rank], t.seq) : t.seq;
-    }
+    bool near = t.seq >= 0 && t.seq != a.seq && std::abs(a.seq - t.seq) <= kMaxCollectivesApart;
+    if (rank < 0 || t.pg != a.pg || !near || a.victims.count(rank) != 0) continue;
+    auto [it, added] = apart.emplace(rank, t.seq);
+    if (!added) it->second = std::min(it->second, t.seq);
   }
-  if (!a.culprits.empty()) a.culprit_basis = "behind";
+  if (apart.empty()) return;
+  a.other_seq = apart;
+  if (apart.size() >= a.victims.size()) return;  // out of step, no odd one out
+  for (const auto& [rank, seq] : apart) a.culprits.insert(rank);
+  a.culprit_basis = "other_seq";
 }
 
 // Each rank's last enqueued and completed seq, from its status lines.
@@ -102,11 +117,17 @@ void culprits_from_coll(const JobFacts& f, Alignment& a) {
 // whose own timeout report was cut short did report one.)
 void culprits_from_silence(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.victims.empty()) return;
+  // A rank that reported a timeout of its own, in another collective (one
+  // its status says it had issued past, or one too far from the others' to
+  // be of the same run), was not silent: it was waiting too.
+  std::set<int> timed_out;
+  for (const TimeoutRecord& t : f.timeouts) timed_out.insert(rank_of(t));
   std::set<int> silent;
   for (int r : f.ranks) {
     auto enq = a.last_enqueued.find(r);
     bool issued = enq != a.last_enqueued.end() && enq->second >= a.seq;  // its status says it got there
-    if (a.victims.count(r) == 0 && !issued && f.cut_timeout_ranks.count(r) == 0) silent.insert(r);
+    bool spoke = timed_out.count(r) != 0 || f.cut_timeout_ranks.count(r) != 0;
+    if (a.victims.count(r) == 0 && !issued && !spoke) silent.insert(r);
   }
   if (!silent.empty() && a.victims.size() >= silent.size() && a.victims.size() + silent.size() >= 2) {
     a.culprits = silent;
@@ -152,7 +173,7 @@ Alignment align_collectives(const JobFacts& f) {
   read_status(f, a);
   if (a.has_timeouts) {
     culprits_from_mismatched_op(f, a);
-    culprits_from_earlier_timeouts(f, a);
+    culprits_from_other_seq(f, a);
   }
   culprits_from_status(a);
   culprits_from_flight_recorder(f, a);

@@ -26,8 +26,10 @@ struct Alignment {
   int64_t hang_start_ts = 0;
   std::set<int> victims;    ///< ranks whose watchdog timed out on seq
   std::set<int> culprits;   ///< ranks that never issued seq (or fell behind)
-  std::string culprit_basis;  ///< how: op_mismatch, behind, status, flight_recorder, coll, silent
-  std::map<int, int64_t> behind_seq;  ///< basis "behind": the earlier seq each culprit timed out at
+  std::string culprit_basis;  ///< how: op_mismatch, other_seq, status, flight_recorder, coll, silent
+  /// Ranks of the group that timed out at another seq near it, and that seq:
+  /// the culprits (basis "other_seq") when they are fewer than the victims.
+  std::map<int, int64_t> other_seq;
   bool all_stuck = false;   ///< every rank enqueued seq and none completed it
   std::map<int, int64_t> last_enqueued, last_completed;
   std::vector<Located> evidence;  ///< the lines the alignment rests on

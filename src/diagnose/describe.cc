@@ -51,22 +51,32 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::string culprits = util::rank_ranges(f.culprit_ranks);
   std::vector<int> victims(a.victims.begin(), a.victims.end());
   const std::string& cat = rule.category;
-  if (rule.builtin == "never-issued" && a.culprit_basis == "behind") {
+  if (rule.builtin == "out-of-step") {
     std::vector<std::string> at;
-    for (const auto& [rank, seq] : a.behind_seq) at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq));
-    return "The ranks were not in the same collective: " + join(at, ", ") + " timed out in a collective that rank " +
-           util::rank_ranges(victims) + " had already completed, and rank " + util::rank_ranges(victims) +
-           " then waited in " + collective_words(a) + ". Rank " + culprits + " fell behind.";
+    for (const auto& [rank, seq] : a.other_seq) at.push_back("rank " + std::to_string(rank) + " in seq " + std::to_string(seq));
+    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) + " timed out in " +
+           collective_words(a) + " and " + join(at, ", ") + "; as many ranks are on each side, so the logs do not " +
+           "tell which side strayed.";
   }
-  if (rule.builtin == "never-issued") {
+  if (rule.builtin == "never-issued" && a.culprit_basis == "other_seq") {
+    std::vector<std::string> at;
+    for (const auto& [rank, seq] : a.other_seq)
+      at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq) +
+                   (seq < a.seq ? " (behind)" : " (ahead)"));
+    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) + " waited in " +
+           collective_words(a) + ", while " + join(at, ", ") + " timed out in another. Rank " + culprits +
+           " was out of step with the others.";
+  }
+  if (rule.builtin == "never-issued" || rule.builtin == "never-reached-first") {
     std::string basis = a.culprit_basis == "op_mismatch" ? "at that seq it ran a different collective"
                         : a.culprit_basis == "status" ? "its last enqueued work is below that seq"
                         : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
                         : a.culprit_basis == "coll" ? "it issued fewer NCCL calls than the others"
                         : f.culprit_ranks.size() > 1 ? "they never reported the timeout the others hit"
                                                      : "it never reported the timeout the others hit";
-    return "Rank " + culprits + " never issued " + collective_words(a) + " (" + basis + "); rank " +
-           util::rank_ranges(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
+    std::string what = rule.builtin == "never-issued" ? " never issued " : " never reached the group's first collective, ";
+    return "Rank " + culprits + what + collective_words(a) + " (" + basis + "); rank " + util::rank_ranges(victims) +
+           " waited " + seconds(a.timeout_ms) + " s for it.";
   }
   if (rule.builtin == "all-stuck") {
     return "Every reporting rank enqueued " + collective_words(a) +
@@ -143,9 +153,10 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   std::string where = culprits.empty() ? "" : " on rank " + culprits;
   std::string host = hosts_of(f.culprit_ranks, facts);
   if (!host.empty()) where += " (" + host + ")";
+  // Every printer's rank, not only those of the first lines kept as evidence.
   std::set<int> waiters;
-  for (const Located& l : hits.lines)
-    if (l.rank >= 0 && hits.waited_for.count(l.rank) == 0) waiters.insert(l.rank);
+  for (int rank : hits.ranks)
+    if (hits.waited_for.count(rank) == 0) waiters.insert(rank);
   if (!hits.waited_for.empty() && !waiters.empty())
     where = " on rank " + util::rank_ranges(std::vector<int>(waiters.begin(), waiters.end())) +
             ", which waited for rank " + culprits + (host.empty() ? "" : " (" + host + ")");

@@ -123,6 +123,12 @@ bool printed_before(const Evidence& a, const Evidence& b) {
 // did, not what went wrong.
 bool is_user_interrupt(const Finding& f) { return f.rule == "job-interrupted-by-user"; }
 
+// The alignment's findings about ranks absent from the collective the others
+// waited in (rules/collective/watchdog-timeout.toml).
+bool names_ranks_missing_from_collective(const Finding& f) {
+  return f.rule == "rank-never-issued-collective" || f.rule == "rank-never-reached-first-collective";
+}
+
 // A job stopped from outside (scancel, preemption, eviction, Ctrl-C) before
 // any rank failed: the ranks' errors after it are what the stop did to them.
 void stop_before_failures_leads(std::vector<Finding>& findings) {
@@ -361,7 +367,7 @@ void order_findings(std::vector<Finding>& findings) {
   for (Finding& f : findings) {
     // Ranks that "never issued" the collective because one of them crashed:
     // the crash is the cause, the missing collective its consequence.
-    if (crash && f.rule == "rank-never-issued-collective" && f.root_cause) {
+    if (crash && names_ranks_missing_from_collective(f) && f.root_cause) {
       f.root_cause = false;
       f.summary += " The crash above explains it.";
     }
@@ -462,7 +468,7 @@ void add_phases(std::vector<RankState>& ranks, const std::vector<Finding>& findi
       bool names_it = std::find(fd.culprit_ranks.begin(), fd.culprit_ranks.end(), s.rank) != fd.culprit_ranks.end();
       if (!fd.root_cause || !names_it) continue;
       if (s.phase = phase_words(fd); !s.phase.empty()) break;
-      if (fd.rule == "rank-never-issued-collective") continue;  // said below: "not in <op> seq N"
+      if (names_ranks_missing_from_collective(fd)) continue;  // said below: "not in <op> seq N"
       if (failed.empty() && fd.category == "desync") failed = "issued another collective";
       if (failed.empty()) failed = "failed (" + fd.category + ")";
     }

@@ -324,7 +324,8 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
               std::string(util::clip(lead->at.text, 200)) + " (" + lead->category + " by the " + lead->named_by + ").";
   if (f.evidence.size() > 1) f.summary += " The lines below it followed it.";
   f.advice = advice_for(lead->category, lead->catalog);
-  return Lead{std::move(f), !lead->catalog.empty() && lead->role == "cause"};
+  bool catalogued = !lead->catalog.empty();
+  return Lead{std::move(f), catalogued && lead->role == "cause", catalogued && lead->role == "consequence"};
 }
 
 std::vector<Finding> catalogued_nccl_warnings(const std::vector<ErrorLine>& errors, const JobFacts& facts,
@@ -600,6 +601,27 @@ Result<std::optional<Finding>> startup_stall(store::Connection& db, const JobFac
   return std::optional<Finding>(std::move(f));
 }
 
+// A lead the catalogue calls the report of another failure, which a rule
+// read as a failure of another kind ("Failed to recv, got 0 bytes ... Did the
+// remote server shutdown or crash?": a peer died), says through that rule
+// what the other failure was: with nothing else to explain the job, the
+// rule's reading is the diagnosis, and the lead stays beside it as a symptom.
+void promote_the_leads_reading(Lead& lead_of_job, std::vector<Finding>& findings) {
+  if (!lead_of_job.catalogued_consequence) return;
+  Finding& lead = lead_of_job.finding;
+  const Evidence& line = lead.evidence.front();
+  auto reads_it = [&](const Finding& f) {
+    return !f.root_cause && f.category != lead.category &&
+           std::any_of(f.evidence.begin(), f.evidence.end(),
+                       [&](const Evidence& e) { return e.file == line.file && e.line == line.line; });
+  };
+  auto reading = std::find_if(findings.begin(), findings.end(), reads_it);
+  if (reading == findings.end()) return;
+  reading->root_cause = true;
+  reading->summary += " Nothing else in the logs explains the job.";
+  lead.root_cause = false;
+}
+
 Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
                               const std::vector<ScannedLine>& nccl_lines, std::vector<Finding>& findings) {
   for (Finding& f : catalogued_nccl_warnings(nccl_error_lines(nccl_lines, catalog), facts, findings))
@@ -627,6 +649,7 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
       hang->root_cause = true;
       hang->summary += " Nothing in the logs explains it further.";
     } else if (lead) {
+      promote_the_leads_reading(*lead, findings);
       findings.push_back(std::move(lead->finding));
     } else if (auto unseen = failure_behind_launcher_kill(findings)) {
       findings.push_back(std::move(*unseen));

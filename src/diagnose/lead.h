@@ -53,6 +53,9 @@ struct Lead {
   /// A catalogue names its line as a failure in itself (not a report of
   /// another): it says more than any symptom.
   bool catalogued_cause = false;
+  /// A catalogue names its line as the report of another failure (a peer
+  /// that closed its socket): what that failure was is for others to say.
+  bool catalogued_consequence = false;
 };
 
 /// The lead finding from those lines; nullopt when there is none.

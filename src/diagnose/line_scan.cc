@@ -104,12 +104,6 @@ void note_nccl_assignments(std::string_view text, const Located& at, std::map<st
   }
 }
 
-// `lower` (lower-case ASCII) in `text`, in any case, as SQL's LIKE finds it.
-bool contains_any_case(std::string_view text, std::string_view lower) {
-  auto same = [](char c, char l) { return std::tolower(static_cast<unsigned char>(c)) == l; };
-  return std::search(text.begin(), text.end(), lower.begin(), lower.end(), same) != text.end();
-}
-
 // Whether a line may be one of NCCL's errors. NCCL's INFO chatter is most of
 // a big job's unparsed lines; the INFO lines that report a failure carry one
 // of recognize's failure words or an error trace's arrow. NCCL's words also
@@ -123,8 +117,8 @@ bool may_be_nccl_error(std::string_view kind, std::string_view producer, std::st
   auto nccls_words = [&] {
     // "ibv" and any character after it: the libibverbs and ibv_* calls' words.
     std::string_view but_last = text.substr(0, text.empty() ? 0 : text.size() - 1);
-    return contains_any_case(text, "ncc") || contains_any_case(text, "net/") || contains_any_case(but_last, "ibv") ||
-           contains_any_case(text, "cuda failure");
+    return util::contains_ignoring_case(text, "ncc") || util::contains_ignoring_case(text, "net/") || util::contains_ignoring_case(but_last, "ibv") ||
+           util::contains_ignoring_case(text, "cuda failure");
   };
   if (producer == "nccl") return failure();
   if (producer.empty()) return failure() && nccls_words();  // a line of no known producer

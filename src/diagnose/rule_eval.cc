@@ -39,7 +39,14 @@ std::optional<NamedCulprits> named_culprits(const std::string& name, const JobFa
 }
 
 bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& a) {
-  if (name == "never-issued") return a.has_timeouts && !a.culprits.empty();
+  // A rank absent from the group's first collective never got as far as the
+  // others: it was late (or stuck) in start-up, not out of step with a
+  // sequence it had not begun. PyTorch numbers a group's collectives from 1.
+  bool in_another = a.culprit_basis == "other_seq" || a.culprit_basis == "op_mismatch";
+  bool absent_from_first = a.seq <= 1 && !in_another;
+  if (name == "never-issued") return a.has_timeouts && !a.culprits.empty() && !absent_from_first;
+  if (name == "never-reached-first") return a.has_timeouts && !a.culprits.empty() && absent_from_first;
+  if (name == "out-of-step") return a.culprits.empty() && !a.other_seq.empty();
   if (name == "all-stuck") return a.all_stuck;
   if (name == "ignored-settings") return !f.ignored_settings.empty();
   if (name == "uneven-inputs") return f.mismatch_same_op;
@@ -88,8 +95,15 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
     return Ok{};
   }
   for (const Located& l : a.evidence) h.add(l);
+  if (name == "out-of-step") {
+    // Both sides' records, and no culprit: neither side is the odd one out.
+    for (const TimeoutRecord& t : f.timeouts)
+      if (a.other_seq.count(t.at.rank) != 0 && t.seq == a.other_seq.at(t.at.rank)) h.add(t.at);
+    h.ranks.clear();
+    return Ok{};
+  }
   for (int r : a.culprits) h.ranks.insert(r);
-  if (name == "never-issued") {
+  if (name == "never-issued" || name == "never-reached-first") {
     for (int r : a.culprits) {
       auto tail = rank_tail(db, f.job_id, r, 1);
       if (!tail) return tail.take_error();

@@ -263,12 +263,8 @@ std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body) {
 }
 
 bool reports_failure(std::string_view body) {
-  auto same = [](char c, char lower_word_char) {
-    return std::tolower(static_cast<unsigned char>(c)) == static_cast<unsigned char>(lower_word_char);
-  };
-  return std::any_of(std::begin(kNcclInfoFailureWords), std::end(kNcclInfoFailureWords), [&](std::string_view w) {
-    return std::search(body.begin(), body.end(), w.begin(), w.end(), same) != body.end();
-  });
+  return std::any_of(std::begin(kNcclInfoFailureWords), std::end(kNcclInfoFailureWords),
+                     [&](std::string_view word) { return util::contains_ignoring_case(body, word); });
 }
 
 bool is_nccl_network_line(std::string_view body) {

@@ -23,7 +23,7 @@ const std::set<std::string> kKinds = {
     "desync_report", "collective_mismatch", "watchdog_stuck", "nccl_error_surfaced",
     "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",    "process_exit",
     "signal_sent",   "store_error",         "flight_recorder"};
-const std::set<std::string> kBuiltins = {"never-issued", "all-stuck", "version-mismatch", "ignored-settings",
+const std::set<std::string> kBuiltins = {"never-issued", "never-reached-first", "out-of-step", "all-stuck", "version-mismatch", "ignored-settings",
                                          "uneven-inputs", "uneven-batches", "slow-host",
                                          "fr-missing-ranks", "fr-mismatch", "slowdown"};
 

@@ -77,7 +77,7 @@ bool as_small_decimal(double v, uint64_t& digits, int64_t& exponent) {
 // progress block's compressed size. Stored as the shortest decimal that reads
 // back as the same double: a head, then the digits as a varint.
 //   head 0: -1, the "not said" of every field; head 1: the 8 bytes of the
-//   double follow (infinities, NaN); else head = 2 + (zigzag(exponent) << 1 |
+//   double follow (see below); else head = 2 + (zigzag(exponent) << 1 |
 //   sign), value = digits * 10^exponent.
 void put_decimal(std::string& out, double v) {
   if (v == -1.0) {
@@ -91,38 +91,10 @@ void put_decimal(std::string& out, double v) {
     put_varint(out, small);
     return;
   }
-  char text[64];
-  auto [end, ec] = std::to_chars(std::begin(text), std::end(text), v);
-  std::string_view s(text, ec == std::errc() ? static_cast<size_t>(end - text) : 0);
-  bool negative = s.starts_with('-');
-  if (negative) s.remove_prefix(1);
-  uint64_t digits = 0;
-  int64_t exponent = 0;
-  int significant = 0;
-  bool fraction = false, ok = !s.empty() && s[0] >= '0' && s[0] <= '9';
-  size_t i = 0;
-  for (; ok && i < s.size() && s[i] != 'e'; ++i) {
-    if (s[i] == '.') {
-      fraction = true;
-      continue;
-    }
-    if (s[i] < '0' || s[i] > '9' || ++significant > 19) ok = false;
-    digits = digits * 10 + static_cast<uint64_t>(s[i] - '0');
-    if (fraction) --exponent;
-  }
-  if (ok && i < s.size()) {
-    int64_t e = 0;
-    auto [p, ec2] = std::from_chars(s.data() + i + 1, s.data() + s.size(), e);
-    ok = ec2 == std::errc() && p == s.data() + s.size();
-    exponent += e;
-  }
-  if (!ok) {  // not finite: no decimal says it
-    put_varint(out, 1);
-    put_double(out, v);
-    return;
-  }
-  put_varint(out, 2 + (zigzag(static_cast<uint64_t>(exponent)) << 1 | (negative ? 1 : 0)));
-  put_varint(out, digits);
+  // Anything else (an exponent beyond 10^-15, 16 significant digits, not
+  // finite) is rare in a log's numbers: its 8 bytes say it exactly.
+  put_varint(out, 1);
+  put_double(out, v);
 }
 
 // Days since 1970-01-01 of a civil date (H. Hinnant's algorithm): a date

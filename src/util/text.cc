@@ -75,6 +75,11 @@ bool starts_with_digit(std::string_view s) { return !s.empty() && s[0] >= '0' &&
 
 bool is_blank(std::string_view s) { return trim(s).empty(); }
 
+bool contains_ignoring_case(std::string_view s, std::string_view lower) {
+  auto same = [](char c, char l) { return std::tolower(static_cast<unsigned char>(c)) == l; };
+  return std::search(s.begin(), s.end(), lower.begin(), lower.end(), same) != s.end();
+}
+
 std::vector<std::string_view> split(std::string_view s, char sep) {
   std::vector<std::string_view> out;
   size_t start = 0;

@@ -156,6 +156,32 @@ TEST(Lead, ALauncherKillWithNothingElseSaysAWorkerFailedUnseen) {
   EXPECT_EQ(find_rule(signalled, "failure-behind-launcher-kill"), nullptr) << "the launcher was stopped from outside";
 }
 
+// A survivor's report of a store peer that went away: the catalogue calls the
+// line a consequence (network_socket), a rule reads it as a peer that died.
+// With nothing else in the logs the rule's reading leads and the lead stays
+// as its symptom; a launcher's line the catalogue calls a failure in itself
+// keeps the lead.
+TEST(Lead, ARulesReadingOfALeadTheCatalogueCallsAConsequenceLeads) {
+  auto d = diagnose_log(
+      "[rank101]:[W1012 08:01:02.123456789 TCPStore.cpp:125] [c10d] recvValueWithTimeout failed on "
+      "SocketImpl(fd=53, addr=[node7]:40310, remote=[node1]:29500): Failed to recv, got 0 bytes. Connection was "
+      "likely closed. Did the remote server shutdown or crash?\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "remote-peer-exited") << d.findings.front().summary;
+  EXPECT_EQ(d.findings.front().category, "rank_crash");
+  const diagnose::Finding* lead = find_rule(d, "earliest-error-line");
+  ASSERT_NE(lead, nullptr);
+  EXPECT_FALSE(lead->root_cause);
+  EXPECT_EQ(lead->category, "network_socket");
+
+  auto launcher = diagnose_log(
+      "Primary job  terminated normally, but 1 process returned a non-zero exit code. Per user-direction, the job "
+      "has been aborted.\n");
+  ASSERT_TRUE(launcher.has_root_cause());
+  EXPECT_EQ(launcher.findings.front().rule, "earliest-error-line") << launcher.findings.front().summary;
+  EXPECT_NE(find_rule(launcher, "launcher-sigterm-cascade"), nullptr) << "a rule read the line, as a cascade";
+}
+
 TEST(Lead, AnNcclWarnTheCatalogueCallsACauseIsAFindingAndItsEchoesAreNot) {
   auto d = diagnose_log(
       "node1:100:100 [0] NCCL INFO misc/socket.cc:50 -> 6\n"
@@ -774,9 +800,10 @@ TEST(Alignment, ATimeoutRestatedByTheWatchdogsTerminationIsThatRanksTimeout) {
   EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr) << "rank 0 reported the same timeout";
   EXPECT_NE(d.findings.front().summary.find("Rank 0-1 timed out"), std::string::npos) << d.findings.front().summary;
 
-  // Without rank 0's termination, rank 0 is the one missing.
+  // Without rank 0's termination, rank 0 is the one missing (from the
+  // group's first collective: it never got as far).
   auto missing = diagnose_log(rank1 + "[rank0]: step 7\n");
-  EXPECT_NE(find_rule(missing, "rank-never-issued-collective"), nullptr);
+  EXPECT_NE(find_rule(missing, "rank-never-reached-first-collective"), nullptr);
 
   // Both of rank 0's lines: one timeout of rank 0.
   auto both = diagnose_log(rank1 + "(RayWorkerVllm pid=409240) [E ProcessGroupNCCL.cpp:474] [Rank 0] " + work +
@@ -784,6 +811,65 @@ TEST(Alignment, ATimeoutRestatedByTheWatchdogsTerminationIsThatRanksTimeout) {
   ASSERT_TRUE(both.has_root_cause());
   EXPECT_NE(both.findings.front().summary.find("Rank 0-1 timed out"), std::string::npos)
       << both.findings.front().summary;
+}
+
+// Ranks that timed out in another collective of the group than the others:
+// fewer of them than the others, they are the odd ones out, behind or ahead.
+TEST(Alignment, RanksFewerThanTheOthersInAnotherCollectiveAreOutOfStep) {
+  using testing::watchdog_line;
+  auto ahead = diagnose_log(watchdog_line(1, 40) + watchdog_line(2, 40) + watchdog_line(0, 42));
+  const diagnose::Finding* never = find_rule(ahead, "rank-never-issued-collective");
+  ASSERT_NE(never, nullptr);
+  EXPECT_TRUE(never->root_cause);
+  EXPECT_EQ(never->culprit_ranks, (std::vector<int>{0}));
+  EXPECT_NE(never->summary.find("rank 0 at seq 42 (ahead)"), std::string::npos) << never->summary;
+
+  auto behind = diagnose_log(watchdog_line(0, 40) + watchdog_line(1, 40) + watchdog_line(2, 40) + watchdog_line(3, 39));
+  never = find_rule(behind, "rank-never-issued-collective");
+  ASSERT_NE(never, nullptr);
+  EXPECT_EQ(never->culprit_ranks, (std::vector<int>{3}));
+  EXPECT_NE(never->summary.find("rank 3 at seq 39 (behind)"), std::string::npos) << never->summary;
+}
+
+// One rank against one in different collectives: out of step, and nothing
+// says which of the two strayed, so no culprit is named.
+TEST(Alignment, AsManyRanksOnEachSideAreOutOfStepWithNoCulprit) {
+  auto d = diagnose_log(testing::watchdog_line(0, 1516) + testing::watchdog_line(1, 1517));
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "ranks-out-of-step") << d.findings.front().summary;
+  EXPECT_EQ(d.findings.front().category, "desync");
+  EXPECT_TRUE(d.findings.front().culprit_ranks.empty());
+  EXPECT_EQ(d.findings.front().evidence.size(), 2u) << "both sides' records";
+  EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr);
+}
+
+// Records hundreds of collectives apart are not of one sequence (another
+// run's log beside this one, another communicator): no rank is out of step
+// with the others, nor silent, since it reported a timeout of its own.
+TEST(Alignment, TimeoutsFarApartAreNotOneSequence) {
+  auto d = diagnose_log(testing::watchdog_line(1, 369526) + testing::watchdog_line(4, 20518));
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "collective_timeout") << d.findings.front().summary;
+  EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr);
+  EXPECT_EQ(find_rule(d, "ranks-out-of-step"), nullptr);
+}
+
+// A rank absent from the group's first collective was late to start, not out
+// of step with a sequence it never began: a straggler, named; later in the
+// job the same absence is a rank that never issued the collective.
+TEST(Alignment, ARankAbsentFromTheFirstCollectiveIsLate) {
+  auto first = diagnose_log(testing::watchdog_line(1, 1) + testing::watchdog_line(2, 1) +
+                            "[rank3]:NCCL INFO Using network Socket\n");
+  ASSERT_TRUE(first.has_root_cause());
+  EXPECT_EQ(first.findings.front().rule, "rank-never-reached-first-collective") << first.findings.front().summary;
+  EXPECT_EQ(first.findings.front().category, "straggler");
+  EXPECT_EQ(first.findings.front().culprit_ranks, (std::vector<int>{3}));
+  EXPECT_EQ(find_rule(first, "rank-never-issued-collective"), nullptr);
+
+  auto later = diagnose_log(testing::watchdog_line(1, 9) + testing::watchdog_line(2, 9) +
+                            "[rank3]:NCCL INFO Using network Socket\n");
+  EXPECT_NE(find_rule(later, "rank-never-issued-collective"), nullptr);
+  EXPECT_EQ(find_rule(later, "rank-never-reached-first-collective"), nullptr);
 }
 
 TEST(Ordering, AJobStoppedFromOutsideBeforeAnyFailureLeads) {

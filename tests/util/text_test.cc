@@ -14,6 +14,14 @@ TEST(Text, ShellWordsPasteBackAsTheSameArgument) {
   EXPECT_EQ(util::shell_word(std::string_view("a\0b", 3)), std::string("'a\0b'", 5));
 }
 
+TEST(Text, FindsALowerCaseWordInAnyCase) {
+  EXPECT_TRUE(contains_ignoring_case("NET/IB : Got async error event", "error"));
+  EXPECT_TRUE(contains_ignoring_case("Connection TIMEOUT", "timeout"));
+  EXPECT_TRUE(contains_ignoring_case("ncclSocketInit", "ncc"));
+  EXPECT_FALSE(contains_ignoring_case("Init COMPLETE", "fail"));
+  EXPECT_FALSE(contains_ignoring_case("er", "error"));
+}
+
 TEST(Text, ParsesIntegersAndRejectsTrailingJunk) {
   EXPECT_EQ(parse_int("59709"), 59709);
   EXPECT_EQ(parse_int("-6"), -6);

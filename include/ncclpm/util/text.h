@@ -40,6 +40,8 @@ std::string_view trim(std::string_view s);
 std::string_view trim_left(std::string_view s);
 bool starts_with_digit(std::string_view s);
 bool is_blank(std::string_view s);
+/// Whether `lower` (lower-case ASCII) occurs in `s` in any case, as SQL's LIKE finds it.
+bool contains_ignoring_case(std::string_view s, std::string_view lower);
 std::vector<std::string_view> split(std::string_view s, char sep);
 
 /// True when `s` contains an ANSI escape (ESC byte).
