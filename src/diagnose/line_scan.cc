@@ -115,10 +115,13 @@ bool may_be_nccl_error(std::string_view kind, std::string_view producer, std::st
   if (kind != "unparsed") return false;
   auto failure = [&] { return text.find(" -> ") != std::string_view::npos || recognize::reports_failure(text); };
   auto nccls_words = [&] {
+    thread_local std::string buffer;
+    std::string_view lowered = util::ascii_lower(text, buffer);
+    auto has = [&](std::string_view word) { return lowered.find(word) != std::string_view::npos; };
     // "ibv" and any character after it: the libibverbs and ibv_* calls' words.
-    std::string_view but_last = text.substr(0, text.empty() ? 0 : text.size() - 1);
-    return util::contains_ignoring_case(text, "ncc") || util::contains_ignoring_case(text, "net/") || util::contains_ignoring_case(but_last, "ibv") ||
-           util::contains_ignoring_case(text, "cuda failure");
+    size_t ibv = lowered.find("ibv");
+    return has("ncc") || has("net/") || (ibv != std::string_view::npos && ibv + 3 < lowered.size()) ||
+           has("cuda failure");
   };
   if (producer == "nccl") return failure();
   if (producer.empty()) return failure() && nccls_words();  // a line of no known producer

@@ -263,8 +263,10 @@ std::optional<ErrorTrace> parse_nccl_error_trace(std::string_view body) {
 }
 
 bool reports_failure(std::string_view body) {
+  thread_local std::string buffer;
+  std::string_view lowered = util::ascii_lower(body, buffer);
   return std::any_of(std::begin(kNcclInfoFailureWords), std::end(kNcclInfoFailureWords),
-                     [&](std::string_view word) { return util::contains_ignoring_case(body, word); });
+                     [&](std::string_view word) { return lowered.find(word) != std::string_view::npos; });
 }
 
 bool is_nccl_network_line(std::string_view body) {

@@ -40,8 +40,10 @@ std::string_view trim(std::string_view s);
 std::string_view trim_left(std::string_view s);
 bool starts_with_digit(std::string_view s);
 bool is_blank(std::string_view s);
-/// Whether `lower` (lower-case ASCII) occurs in `s` in any case, as SQL's LIKE finds it.
-bool contains_ignoring_case(std::string_view s, std::string_view lower);
+/// `s` with ASCII letters in lower case, written into `buffer` (the caller's,
+/// reused across calls): words can then be found in any case with find(), as
+/// SQL's LIKE finds them.
+std::string_view ascii_lower(std::string_view s, std::string& buffer);
 std::vector<std::string_view> split(std::string_view s, char sep);
 
 /// True when `s` contains an ANSI escape (ESC byte).
