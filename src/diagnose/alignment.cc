@@ -7,12 +7,10 @@
 namespace ncclpm::diagnose {
 namespace {
 
-int rank_of(const TimeoutRecord& t) { return t.at.rank >= 0 ? t.at.rank : t.pg_rank; }
-
 // The (pg, seq) most ranks timed out on; ties go to the highest seq.
 std::pair<std::string, int64_t> dominant_timeout(const JobFacts& f) {
   std::map<std::pair<std::string, int64_t>, std::set<int>> ranks;
-  for (const TimeoutRecord& t : f.timeouts) ranks[{t.pg, t.seq}].insert(rank_of(t));
+  for (const TimeoutRecord& t : f.timeouts) ranks[{t.pg, t.seq}].insert(t.rank());
   std::pair<std::string, int64_t> best{"", -1};
   size_t best_n = 0;
   for (const auto& [key, set] : ranks) {
@@ -29,7 +27,7 @@ std::pair<std::string, int64_t> dominant_timeout(const JobFacts& f) {
 // its op names none: that is no other op.)
 void culprits_from_mismatched_op(const JobFacts& f, Alignment& a) {
   for (const TimeoutRecord& t : f.timeouts) {
-    int rank = rank_of(t);
+    int rank = t.rank();
     if (rank < 0 || t.seq != a.seq || t.pg != a.pg) continue;
     if ((!t.op_type.empty() && t.op_type != a.op_type) ||
         (t.numel_in >= 0 && a.numel_in >= 0 && t.numel_in != a.numel_in))
@@ -54,7 +52,7 @@ void culprits_from_other_seq(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.seq < 0) return;  // no seq to be apart from
   std::map<int, int64_t> apart;  // rank -> the seq it timed out at
   for (const TimeoutRecord& t : f.timeouts) {
-    int rank = rank_of(t);
+    int rank = t.rank();
     bool near = t.seq >= 0 && t.seq != a.seq && std::abs(a.seq - t.seq) <= kMaxCollectivesApart;
     if (rank < 0 || t.pg != a.pg || !near || a.victims.count(rank) != 0) continue;
     auto [it, added] = apart.emplace(rank, t.seq);
@@ -117,11 +115,11 @@ void culprits_from_coll(const JobFacts& f, Alignment& a) {
 // whose own timeout report was cut short did report one.)
 void culprits_from_silence(const JobFacts& f, Alignment& a) {
   if (!a.culprits.empty() || a.victims.empty()) return;
-  // A rank that reported a timeout of its own, in another collective (one
-  // its status says it had issued past, or one too far from the others' to
-  // be of the same run), was not silent: it was waiting too.
+  // A rank that reported a timeout of its own at another seq (one too far
+  // from the others' to be of the same run, or one of two sides as large as
+  // each other) was not silent: it was waiting too, elsewhere.
   std::set<int> timed_out;
-  for (const TimeoutRecord& t : f.timeouts) timed_out.insert(rank_of(t));
+  for (const TimeoutRecord& t : f.timeouts) timed_out.insert(t.rank());
   std::set<int> silent;
   for (int r : f.ranks) {
     auto enq = a.last_enqueued.find(r);
@@ -160,7 +158,7 @@ Alignment align_collectives(const JobFacts& f) {
         a.numel_out = t.numel_out;
         a.timeout_ms = t.timeout_ms;
       }
-      a.victims.insert(rank_of(t));
+      a.victims.insert(t.rank());
       if (t.at.ts_us != 0 && (a.first_timeout_ts == 0 || t.at.ts_us < a.first_timeout_ts))
         a.first_timeout_ts = t.at.ts_us;
       if (int64_t began = t.at.ts_us - t.ran_for_ms * 1000; t.at.ts_us != 0 && t.ran_for_ms > 0 &&

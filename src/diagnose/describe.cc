@@ -53,30 +53,34 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
   const std::string& cat = rule.category;
   if (rule.builtin == "out-of-step") {
     std::vector<std::string> at;
-    for (const auto& [rank, seq] : a.other_seq) at.push_back("rank " + std::to_string(rank) + " in seq " + std::to_string(seq));
-    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) + " timed out in " +
-           collective_words(a) + " and " + join(at, ", ") + "; as many ranks are on each side, so the logs do not " +
-           "tell which side strayed.";
+    for (const auto& [rank, seq] : a.other_seq)
+      at.push_back("rank " + std::to_string(rank) + " in seq " + std::to_string(seq));
+    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) +
+           " timed out in " + collective_words(a) + " and " + join(at, ", ") +
+           "; as many ranks are on each side, so the logs do not tell which side strayed.";
   }
   if (rule.builtin == "never-issued" && a.culprit_basis == "other_seq") {
     std::vector<std::string> at;
     for (const auto& [rank, seq] : a.other_seq)
       at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq) +
                    (seq < a.seq ? " (behind)" : " (ahead)"));
-    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) + " waited in " +
-           collective_words(a) + ", while " + join(at, ", ") + " timed out in another. Rank " + culprits +
-           " was out of step with the others.";
+    return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) +
+           " waited in " + collective_words(a) + ", while " + join(at, ", ") +
+           " timed out in another. Rank " + culprits + " was out of step with the others.";
   }
   if (rule.builtin == "never-issued" || rule.builtin == "never-reached-first") {
-    std::string basis = a.culprit_basis == "op_mismatch" ? "at that seq it ran a different collective"
-                        : a.culprit_basis == "status" ? "its last enqueued work is below that seq"
-                        : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
-                        : a.culprit_basis == "coll" ? "it issued fewer NCCL calls than the others"
-                        : f.culprit_ranks.size() > 1 ? "they never reported the timeout the others hit"
-                                                     : "it never reported the timeout the others hit";
-    std::string what = rule.builtin == "never-issued" ? " never issued " : " never reached the group's first collective, ";
-    return "Rank " + culprits + what + collective_words(a) + " (" + basis + "); rank " + util::rank_ranges(victims) +
-           " waited " + seconds(a.timeout_ms) + " s for it.";
+    std::string basis =
+        a.culprit_basis == "op_mismatch"       ? "at that seq it ran a different collective"
+        : a.culprit_basis == "status"          ? "its last enqueued work is below that seq"
+        : a.culprit_basis == "flight_recorder" ? "its Flight Recorder dump never enqueued it"
+        : a.culprit_basis == "coll"            ? "it issued fewer NCCL calls than the others"
+        : f.culprit_ranks.size() > 1           ? "they never reported the timeout the others hit"
+                                               : "it never reported the timeout the others hit";
+    std::string what = rule.builtin == "never-issued"
+                           ? " never issued "
+                           : " never reached the group's first collective, ";
+    return "Rank " + culprits + what + collective_words(a) + " (" + basis + "); rank " +
+           util::rank_ranges(victims) + " waited " + seconds(a.timeout_ms) + " s for it.";
   }
   if (rule.builtin == "all-stuck") {
     return "Every reporting rank enqueued " + collective_words(a) +

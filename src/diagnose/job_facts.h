@@ -35,6 +35,9 @@ struct TimeoutRecord {
   int64_t seq = -1;
   std::string op_type;
   int64_t numel_in = -1, numel_out = -1, timeout_ms = -1, ran_for_ms = -1;
+
+  /// The global rank that timed out: its line's, else its rank in the group.
+  int rank() const { return at.rank >= 0 ? at.rank : pg_rank; }
 };
 
 struct StatusRecord {

@@ -98,7 +98,7 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
   if (name == "out-of-step") {
     // Both sides' records, and no culprit: neither side is the odd one out.
     for (const TimeoutRecord& t : f.timeouts)
-      if (a.other_seq.count(t.at.rank) != 0 && t.seq == a.other_seq.at(t.at.rank)) h.add(t.at);
+      if (a.other_seq.count(t.rank()) != 0 && t.seq == a.other_seq.at(t.rank())) h.add(t.at);
     h.ranks.clear();
     return Ok{};
   }

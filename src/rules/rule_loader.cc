@@ -21,11 +21,12 @@ const std::set<std::string> kKinds = {
     "unparsed",      "nccl_version",        "nccl_env",       "nccl_comm",
     "nccl_warn",     "nccl_error_trace",    "work_record",    "pg_status",
     "desync_report", "collective_mismatch", "watchdog_stuck", "nccl_error_surfaced",
-    "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",    "process_exit",
-    "signal_sent",   "store_error",         "flight_recorder"};
-const std::set<std::string> kBuiltins = {"never-issued", "never-reached-first", "out-of-step", "all-stuck", "version-mismatch", "ignored-settings",
-                                         "uneven-inputs", "uneven-batches", "slow-host",
-                                         "fr-missing-ranks", "fr-mismatch", "slowdown"};
+    "pg_terminate",  "dump_signal",         "cpp_exception",  "traceback",
+    "process_exit",  "signal_sent",         "store_error",    "flight_recorder"};
+const std::set<std::string> kBuiltins = {
+    "never-issued",     "never-reached-first", "out-of-step",   "all-stuck",
+    "version-mismatch", "ignored-settings",    "uneven-inputs", "uneven-batches",
+    "slow-host",        "fr-missing-ranks",    "fr-mismatch",   "slowdown"};
 
 bool is_kebab(const std::string& id) {
   if (id.empty() || id.front() == '-' || id.back() == '-') return false;
