@@ -149,8 +149,8 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
     return "The job sets NCCL variables that its NCCL does not read: " + join(reasons, "; ") + ".";
   }
   if (cat == "collective_timeout" && a.has_timeouts && !victims.empty()) {
-    std::string s = "Rank " + util::rank_ranges(victims) + " timed out after " + seconds(a.timeout_ms) +
-                    " s in " + collective_words(a) + ".";
+    std::string after = a.timeout_ms < 0 ? "" : " after " + seconds(a.timeout_ms) + " s";
+    std::string s = "Rank " + util::rank_ranges(victims) + " timed out" + after + " in " + collective_words(a) + ".";
     if (!f.culprit_ranks.empty()) s += " They were waiting for rank " + culprits + ".";
     return s;
   }

@@ -647,7 +647,10 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
         if (!l.host.empty() && std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), l.host) == f.culprit_hosts.end())
           f.culprit_hosts.push_back(l.host);
     }
-    if (a.has_timeouts && about_a_collective(rule.category)) {
+    // A timeout cut before it named its collective (no op, no seq) gives no
+    // collective to show or replay.
+    bool collective_named = !a.op_type.empty() || a.seq >= 0;
+    if (a.has_timeouts && collective_named && about_a_collective(rule.category)) {
       f.collective = collective_of(a, facts.world_size, datatype);
       f.replay = replay_plan(*f.collective, facts, datatype);
     }

@@ -87,7 +87,18 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
 
 std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body) {
   size_t at = body.find("WorkNCCL(");
-  if (at == std::string_view::npos || body.find(')', at) != std::string_view::npos ||
+  if (at == std::string_view::npos) {
+    // Cut before its record ("[Rank 62] Watchdog caught collective oper"):
+    // a timeout, of a collective the line no longer names.
+    static constexpr std::string_view kSentence = "Watchdog caught collective operation timeout: WorkNCCL(";
+    size_t sentence = body.find(kSentence.substr(0, 26));
+    if (sentence == std::string_view::npos || !kSentence.starts_with(util::trim(body.substr(sentence))))
+      return std::nullopt;
+    WorkRecord w;
+    w.context = "watchdog_timeout";
+    return w;
+  }
+  if (body.find(')', at) != std::string_view::npos ||
       !contains(body.substr(0, at), "Watchdog caught collective operation timeout"))
     return std::nullopt;
   WorkRecord w = cut_work_fields(body.substr(at + 9));

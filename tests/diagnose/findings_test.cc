@@ -782,6 +782,19 @@ TEST(Alignment, ATimeoutCutBeforeItsOpIsNoOtherCollective) {
   EXPECT_EQ(find_rule(d, "rank-never-issued-collective"), nullptr) << d.findings.front().summary;
 }
 
+// A watchdog line a paste cut before its record still says the rank timed
+// out; what it waited in is not said, so no collective is shown or replayed.
+TEST(Alignment, AWatchdogLineCutBeforeItsRecordIsATimeoutOfNoNamedCollective) {
+  auto d = diagnose_log(
+      "[rank62]:[E809 14:59:33.656957424 ProcessGroupNCCL.cpp:629] [Rank 62] Watchdog caught collective oper\n");
+  ASSERT_TRUE(d.has_root_cause());
+  const diagnose::Finding& top = d.findings.front();
+  EXPECT_EQ(top.rule, "nccl-watchdog-timeout");
+  EXPECT_FALSE(top.collective.has_value());
+  EXPECT_FALSE(top.replay.has_value());
+  EXPECT_NE(top.summary.find("Rank 62 timed out in a collective."), std::string::npos) << top.summary;
+}
+
 // A rank whose own watchdog line is not in the logs but whose termination
 // restates the timeout ("NCCL watchdog thread terminated with exception:
 // [Rank 0] Watchdog caught ...") waited in that collective too: it is no

@@ -52,6 +52,20 @@ TEST(ParsersPytorch, ReadsAWatchdogTimeoutCutInsideItsWorkNccl) {
   EXPECT_EQ(op->op_type, "ALLREDUCE");
 
   EXPECT_FALSE(parse_cut_watchdog_timeout("Work WorkNCCL(SeqNum=12, OpType=ALLREDUCE, NumelIn=4"));
+
+  // Cut before its record: a timeout whose collective is not named.
+  for (std::string_view cut : {"[Rank 62] Watchdog caught collective oper", "[Rank 62] Watchdog caught collective",
+                               "[Rank 62] Watchdog caught collective operation timeout: WorkN"}) {
+    auto none = parse_cut_watchdog_timeout(cut);
+    ASSERT_TRUE(none) << cut;
+    EXPECT_EQ(none->context, "watchdog_timeout");
+    EXPECT_EQ(none->seq, -1);
+    EXPECT_EQ(none->op_type, "");
+    EXPECT_EQ(none->timeout_ms, -1);
+  }
+  EXPECT_FALSE(parse_cut_watchdog_timeout("[Rank 62] Watchdog caught collective operation timeout: see above"))
+      << "words after the sentence that are not its record: not a cut";
+  EXPECT_FALSE(parse_cut_watchdog_timeout("the Watchdog caught collectives twice")) << "not the sentence";
   EXPECT_FALSE(parse_work_record("[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=28956,"))
       << "the strict reading still refuses it, so that a wrapped line is joined first";
 }

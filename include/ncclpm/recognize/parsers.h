@@ -42,7 +42,8 @@ bool is_nccl_channel_line(std::string_view body);                          // A.
 // --- PyTorch ProcessGroupNCCL (log-formats B) --------------------------------
 std::optional<WorkRecord> parse_work_record(std::string_view body);        // B.3, B.4
 /// A watchdog's timeout whose line was cut inside its WorkNCCL(...) (a search
-/// excerpt, a terminal's width) and never rejoined: the fields before the cut.
+/// excerpt, a terminal's width) and never rejoined: the fields before the cut;
+/// cut before WorkNCCL( ("Watchdog caught collective oper"), none of them.
 std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body);
 std::optional<PgStatus> parse_pg_status(std::string_view body);            // B.4
 std::optional<DesyncReport> parse_desync_line(std::string_view body);      // B.8
