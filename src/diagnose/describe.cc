@@ -46,26 +46,29 @@ std::string collective_words(const Alignment& a) {
 
 }  // namespace
 
+// The ranks that timed out at another seq than the others, and where; with
+// `direction`, whether each was behind or ahead of them.
+std::string ranks_at_other_seqs(const Alignment& a, bool direction) {
+  std::vector<std::string> at;
+  for (const auto& [rank, seq] : a.other_seq)
+    at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq) +
+                 (!direction ? "" : seq < a.seq ? " (behind)" : " (ahead)"));
+  return join(at, ", ");
+}
+
 std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits& hits,
                       const JobFacts& facts, const Alignment& a) {
   std::string culprits = util::rank_ranges(f.culprit_ranks);
   std::vector<int> victims(a.victims.begin(), a.victims.end());
   const std::string& cat = rule.category;
   if (rule.builtin == "out-of-step") {
-    std::vector<std::string> at;
-    for (const auto& [rank, seq] : a.other_seq)
-      at.push_back("rank " + std::to_string(rank) + " in seq " + std::to_string(seq));
     return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) +
-           " timed out in " + collective_words(a) + " and " + join(at, ", ") +
+           " timed out in " + collective_words(a) + " and " + ranks_at_other_seqs(a, false) +
            "; as many ranks are on each side, so the logs do not tell which side strayed.";
   }
   if (rule.builtin == "never-issued" && a.culprit_basis == "other_seq") {
-    std::vector<std::string> at;
-    for (const auto& [rank, seq] : a.other_seq)
-      at.push_back("rank " + std::to_string(rank) + " at seq " + std::to_string(seq) +
-                   (seq < a.seq ? " (behind)" : " (ahead)"));
     return "The ranks were not in the same collective: rank " + util::rank_ranges(victims) +
-           " waited in " + collective_words(a) + ", while " + join(at, ", ") +
+           " waited in " + collective_words(a) + ", while " + ranks_at_other_seqs(a, true) +
            " timed out in another. Rank " + culprits + " was out of step with the others.";
   }
   if (rule.builtin == "never-issued" || rule.builtin == "never-reached-first") {

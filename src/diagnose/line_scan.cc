@@ -5,7 +5,6 @@
 #include <re2/set.h>
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <memory>
 #include <tuple>

@@ -90,8 +90,9 @@ std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body) {
   if (at == std::string_view::npos) {
     // Cut before its record ("[Rank 62] Watchdog caught collective oper"):
     // a timeout, of a collective the line no longer names.
+    static constexpr std::string_view kStart = "Watchdog caught collective";
     static constexpr std::string_view kSentence = "Watchdog caught collective operation timeout: WorkNCCL(";
-    size_t sentence = body.find(kSentence.substr(0, 26));
+    size_t sentence = body.find(kStart);
     if (sentence == std::string_view::npos || !kSentence.starts_with(util::trim(body.substr(sentence))))
       return std::nullopt;
     WorkRecord w;
