@@ -15,14 +15,14 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: bash bench/run.sh [--quick] [--runs N] [--only NAME] [--cache DIR] [--no-build] [--tag TAG]
+usage: bash bench/run.sh [--quick] [--runs N] [--only NAMES] [--cache DIR] [--no-build] [--tag TAG]
                          [--ncclpm PATH] [--baseline PATH]
 
   --quick       small corpora (64 ranks with COLL lines, about 100 MB; 256 ranks)
   --runs N      measurements per tool and corpus (default 3); the median is reported
-  --only NAME   just this corpus (coll-512, ranks-4096, nccl-info-1g, nccl-info-1g-gz,
-                hang-1024, app-4096, ranks-16384, quick-coll-64, quick-ranks-256,
-                quick-app-256)
+  --only NAMES  just these corpora, comma-separated (coll-512, ranks-4096, nccl-info-1g,
+                nccl-info-1g-gz, hang-1024, app-4096, ranks-16384, quick-coll-64,
+                quick-ranks-256, quick-app-256): ratios between corpora come from one run
   --cache DIR   where corpora are kept (default bench/.corpus)
   --no-build    use build-bench/ as it is
   --tag TAG     results file name: bench/results/<date>-TAG.md (default: date, -quick)
@@ -81,8 +81,12 @@ else
 fi
 if [ -n "$ONLY" ]; then
   kept=()
-  for c in "${CORPORA[@]}"; do [ "${c%%|*}" = "$ONLY" ] && kept+=("$c"); done
-  [ ${#kept[@]} -gt 0 ] || die "no corpus named '$ONLY' in this mode (see --help)"
+  IFS=',' read -r -a wanted <<<"$ONLY"
+  for name in "${wanted[@]}"; do
+    found=0
+    for c in "${CORPORA[@]}"; do [ "${c%%|*}" = "$name" ] && kept+=("$c") && found=1; done
+    [ "$found" = 1 ] || die "no corpus named '$name' in this mode (see --help)"
+  done
   CORPORA=("${kept[@]}")
 fi
 

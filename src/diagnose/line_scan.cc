@@ -2,12 +2,10 @@
 #include "line_scan.h"
 
 #include <re2/re2.h>
-#include <re2/set.h>
 
 #include <algorithm>
-#include <limits>
-#include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
@@ -31,63 +29,28 @@ std::string matching_line(const rules::RuleSet& set, size_t rule, std::string_vi
   return std::string(util::trim(t.substr(t.rfind('\n') + 1)));
 }
 
-// The rules' gates: every line passes once through one matcher of all their
-// patterns (not each pattern over each line); a gate seen is not looked for
-// again, and once all are seen no line is.
-class GateMatcher {
+// What the rules' gates saw: RuleSet::match reports the gates a line
+// matches in the same pass as the rules; a rule's version is the first one
+// a line names, in scan order.
+class GatesRecord {
  public:
-  explicit GateMatcher(const std::vector<rules::Rule>& rules) : versions_(rules.size()) {
-    seen_.resize(rules.size());
-    for (size_t i = 0; i < rules.size(); ++i) {
-      seen_[i].also.assign(rules[i].also.size(), false);
-      for (size_t k = 0; k < rules[i].also.size(); ++k) add(rules[i].also[k], {i, k});
-      if (rules[i].version) {
-        versions_[i] = std::make_unique<RE2>(rules[i].version->pattern);
-        add(rules[i].version->pattern, {i, kVersion});
-      }
-    }
-    open_ = gate_of_.size();
-    if (open_ > 0 && !set_.Compile()) open_ = 0;  // the rule loader compiled each pattern alone
+  explicit GatesRecord(const rules::RuleSet& set) : set_(set), seen_(set.rules().size()) {
+    for (size_t i = 0; i < seen_.size(); ++i) seen_[i].also.assign(set.rules()[i].also.size(), false);
   }
 
-  void see(std::string_view text) {
-    if (open_ == 0) return;
-    re2::StringPiece in(text.data(), text.size());
-    if (!set_.Match(in, &matched_)) return;
-    for (int m : matched_) {
-      auto [rule, also] = gate_of_[static_cast<size_t>(m)];
-      GatesSeen& g = seen_[rule];
-      if (also != kVersion && !g.also[also]) {
-        g.also[also] = true;
-        --open_;
-      }
-      std::string v;
-      if (also == kVersion && g.version.empty() && RE2::PartialMatch(in, *versions_[rule], &v) && !v.empty()) {
-        g.version = v;
-        --open_;
-      }
+  void note(const std::vector<rules::RuleSet::GateHit>& hits, std::string_view text) {
+    for (const rules::RuleSet::GateHit& hit : hits) {
+      GatesSeen& g = seen_[hit.rule];
+      if (hit.also != rules::RuleSet::kVersionGate) g.also[hit.also] = true;
+      else if (g.version.empty()) g.version = set_.version_in(hit.rule, text);
     }
   }
 
   std::vector<GatesSeen> take() { return std::move(seen_); }
 
  private:
-  static constexpr size_t kVersion = std::numeric_limits<size_t>::max();
-  struct GateRef {
-    size_t rule;
-    size_t also;  // index into the rule's `also`, or kVersion
-  };
-
-  void add(const std::string& pattern, GateRef ref) {
-    if (set_.Add(pattern, nullptr) >= 0) gate_of_.push_back(ref);
-  }
-
-  RE2::Set set_{RE2::Options(), RE2::UNANCHORED};
-  std::vector<GateRef> gate_of_;  // by the set's index
-  std::vector<std::unique_ptr<RE2>> versions_;
+  const rules::RuleSet& set_;
   std::vector<GatesSeen> seen_;
-  size_t open_ = 0;  // gates not seen yet
-  std::vector<int> matched_;
 };
 
 // The NCCL_ variables a line sets, the first line of each in file and line order.
@@ -131,30 +94,37 @@ bool may_be_nccl_error(std::string_view kind, std::string_view producer, std::st
 
 Result<LineScan> scan_lines(store::Connection& db, int64_t job_id, const rules::RuleSet& set) {
   const std::vector<rules::Rule>& rules = set.rules();
+  // Files are named from one map, not joined per line: the few lines a rule
+  // keeps need their path, the hundreds of thousands read do not.
+  std::unordered_map<int64_t, std::string> path_of;
+  Status listed = db.each_row("SELECT file_id, rel_path FROM files WHERE job_id = ?1", {job_id},
+                              [&](const store::Statement& row) { path_of[row.column_int(0)] = row.column_text(1); });
+  if (!listed) return listed.take_error();
   auto stmt = db.prepare(
-      std::string("SELECT ") + kLocatedColumns + ", e.kind, coalesce(e.pid, 0), '', ''"
-      " FROM events e JOIN files f USING (file_id) WHERE " + event_kind_not_in(kUnscannedBulkKinds) +
-      " UNION ALL SELECT f.rel_path, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
+      "SELECT e.file_id, e.line_no, e.rank, e.host, coalesce(e.ts_us, 0), e.text, e.kind, coalesce(e.pid, 0), '', ''"
+      " FROM events e WHERE " + event_kind_not_in(kUnscannedBulkKinds) +
+      " UNION ALL SELECT u.file_id, u.line_no, u.rank, u.host, coalesce(u.ts_us, 0), u.text, 'unparsed',"
       " coalesce(u.pid, 0), coalesce(u.producer, ''), coalesce(u.severity, '')"
-      " FROM unparsed_lines u JOIN files f USING (file_id) WHERE u.job_id = ?1");
+      " FROM unparsed_lines u WHERE u.job_id = ?1");
   if (!stmt) return stmt.take_error();
   if (Status s = stmt->bind_all({job_id}); !s) return s.take_error();
   LineScan scan;
-  GateMatcher gates(rules);
+  GatesRecord gates(set);
   std::vector<int> matched;
+  std::vector<rules::RuleSet::GateHit> gate_hits;
   std::optional<Error> err;
   while (stmt->step(&err)) {
     const char* raw = reinterpret_cast<const char*>(sqlite3_column_text(stmt->raw(), 5));
     std::string_view text =
         raw != nullptr ? std::string_view(raw, static_cast<size_t>(sqlite3_column_bytes(stmt->raw(), 5)))
                        : std::string_view();
-    gates.see(text);
-    set.match(text, matched);
+    set.match(text, matched, &gate_hits);
+    gates.note(gate_hits, text);
     std::string kind = stmt->column_text(6);
     bool sets_nccl = text.find("NCCL_") != std::string_view::npos;
     bool nccl_error = may_be_nccl_error(kind, stmt->column_text(8), text);
     if (matched.empty() && !sets_nccl && !nccl_error) continue;
-    Located l{stmt->column_text(0), stmt->column_int(1),
+    Located l{path_of[stmt->column_int(0)], stmt->column_int(1),
               stmt->column_is_null(2) ? -1 : static_cast<int>(stmt->column_int(2)), stmt->column_text(3),
               stmt->column_int(4), std::string(text.substr(0, text.find('\n'))), stmt->column_int(7)};
     // NCCL's own "NCCL_X set by environment to Y" lines are what it read.

@@ -18,6 +18,9 @@ namespace ncclpm::rules {
 struct RuleSet::Compiled {
   re2::RE2::Set set{re2::RE2::Options(), re2::RE2::UNANCHORED};
   std::vector<int> rule_of_pattern;                  // set index -> rule index
+  std::vector<size_t> gate_of_pattern;               // set index -> the rule's gate, or kPattern
+  static constexpr size_t kPattern = static_cast<size_t>(-2);
+  std::vector<std::unique_ptr<re2::RE2>> version;    // rule index -> its version pattern, or null
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> per_rule;  // rule index -> its patterns
   std::vector<std::vector<std::unique_ptr<re2::RE2>>> unless;    // rule index -> its exclusions
   std::vector<std::unique_ptr<re2::RE2>> named_ranks;            // rule index -> its rank extractor, or null
@@ -106,6 +109,7 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
   c.per_rule.resize(set.rules_.size());
   c.unless.resize(set.rules_.size());
   c.named_ranks.resize(set.rules_.size());
+  c.version.resize(set.rules_.size());
   auto compiles = [&](const Rule& r, const std::string& pattern, const char* what) {
     re2::RE2 re(pattern, re2::RE2::Quiet);
     if (re.ok()) return true;
@@ -123,12 +127,23 @@ Result<RuleSet, std::vector<Error>> RuleSet::load(const std::vector<fs::path>& d
       int index = c.set.Add(p, &err);
       if (index < 0) continue;
       c.rule_of_pattern.push_back(static_cast<int>(i));
+      c.gate_of_pattern.push_back(Compiled::kPattern);
       c.per_rule[i].push_back(std::make_unique<re2::RE2>(p, re2::RE2::Quiet));
     }
-    for (const std::string& p : r.also) compiles(r, p, "'also' pattern");
+    // The gates ride in the same set: a line is read once for both.
+    auto add_gate = [&](const std::string& p, size_t gate) {
+      if (c.set.Add(p, nullptr) < 0) return;
+      c.rule_of_pattern.push_back(static_cast<int>(i));
+      c.gate_of_pattern.push_back(gate);
+    };
+    for (size_t k = 0; k < r.also.size(); ++k)
+      if (compiles(r, r.also[k], "'also' pattern")) add_gate(r.also[k], k);
     for (const std::string& p : r.unless)
       if (compiles(r, p, "'unless' pattern")) c.unless[i].push_back(std::make_unique<re2::RE2>(p, re2::RE2::Quiet));
-    if (r.version) compiles(r, r.version->pattern, "version pattern");
+    if (r.version && compiles(r, r.version->pattern, "version pattern")) {
+      c.version[i] = std::make_unique<re2::RE2>(r.version->pattern, re2::RE2::Quiet);
+      add_gate(r.version->pattern, kVersionGate);
+    }
     if (!r.named_ranks.empty() && compiles(r, r.named_ranks, "'named_ranks' pattern")) {
       c.named_ranks[i] = std::make_unique<re2::RE2>(r.named_ranks, re2::RE2::Quiet);
       if (c.named_ranks[i]->NumberOfCapturingGroups() < 1)
@@ -179,15 +194,29 @@ const Rule* RuleSet::find(std::string_view id) const {
   return nullptr;
 }
 
-void RuleSet::match(std::string_view line, std::vector<int>& hits) const {
+void RuleSet::match(std::string_view line, std::vector<int>& hits, std::vector<GateHit>* gates) const {
   hits.clear();
+  if (gates != nullptr) gates->clear();
   std::vector<int> patterns;
   if (compiled_->rule_of_pattern.empty() ||
       !compiled_->set.Match(re2::StringPiece(line.data(), line.size()), &patterns))
     return;
-  for (int p : patterns) hits.push_back(compiled_->rule_of_pattern[static_cast<size_t>(p)]);
+  for (int p : patterns) {
+    auto at = static_cast<size_t>(p);
+    int rule = compiled_->rule_of_pattern[at];
+    size_t gate = compiled_->gate_of_pattern[at];
+    if (gate == Compiled::kPattern) hits.push_back(rule);
+    else if (gates != nullptr) gates->push_back({static_cast<size_t>(rule), gate});
+  }
   std::sort(hits.begin(), hits.end());
   hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+}
+
+std::string RuleSet::version_in(size_t index, std::string_view line) const {
+  const re2::RE2* re = compiled_->version[index].get();
+  std::string v;
+  if (re != nullptr) re2::RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re, &v);
+  return v;
 }
 
 bool RuleSet::rule_excludes(size_t index, std::string_view line) const {

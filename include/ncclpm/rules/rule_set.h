@@ -3,7 +3,7 @@
 // A RuleSet is the compiled form of every rule file. Loading is strict: a rule
 // whose own samples do not match is rejected, so a typo fails `ncclpm rules
 // check` instead of silently never firing. All patterns of all rules are
-// compiled into one RE2::Set and matched in one pass per line.
+// compiled into one RE2::Set, with their gates, and matched in one pass per line.
 #pragma once
 
 #include <filesystem>
@@ -34,8 +34,18 @@ class RuleSet {
   const Rule* find(std::string_view id) const;
   /// Every catalogued warning and error message (rules/catalog/*.tsv).
   const vocab::Catalog& catalog() const { return catalog_; }
-  /// Indices of the rules with a pattern that matches `line`, in one pass.
-  void match(std::string_view line, std::vector<int>& hits) const;
+  /// A gate of a rule that a line matched: its `also` pattern number `also`,
+  /// or its version pattern (also == kVersionGate).
+  struct GateHit {
+    size_t rule;
+    size_t also;
+  };
+  static constexpr size_t kVersionGate = static_cast<size_t>(-1);
+  /// Indices of the rules with a pattern that matches `line` and, when asked
+  /// for, the gates it matches: one pass over the line finds both.
+  void match(std::string_view line, std::vector<int>& hits, std::vector<GateHit>* gates = nullptr) const;
+  /// What rule `index`'s version pattern captures in `line`; empty if nothing.
+  std::string version_in(size_t index, std::string_view line) const;
   /// True when some pattern of rule `index` matches `line`.
   bool rule_matches(size_t index, std::string_view line) const;
   /// True when one of rule `index`'s `unless` patterns matches `line`.
