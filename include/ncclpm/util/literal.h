@@ -10,12 +10,15 @@
 namespace ncclpm::util {
 
 // How common a byte is in logs, roughly (lower is rarer): spaces, lowercase
-// letters and digits are everywhere, capitals and brackets much less so.
+// letters and digits are everywhere, capitals and brackets much less so;
+// square brackets less rarely than the others, since most prefixes hold them
+// ("[rank3]:", NCCL's "[0]", "[nranks=8]").
 constexpr int commonness(char c) {
   if (c == ' ') return 10;
   if (c >= 'a' && c <= 'z') return std::string_view("etaoinsrl").find(c) != std::string_view::npos ? 9 : 8;
   if (c >= '0' && c <= '9') return 7;
   if (std::string_view(".,:/-_=").find(c) != std::string_view::npos) return 6;
+  if (c == '[' || c == ']') return 5;
   if (c >= 'A' && c <= 'Z') return 3;
   return 4;
 }
