@@ -12,6 +12,7 @@
 
 #include "ncclpm/vocab/nccl_enums.h"
 #include "ncclpm/recognize/parsers.h"
+#include "ncclpm/util/literal.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::recognize {
@@ -122,10 +123,9 @@ bool parse_nccl_coll(std::string_view body, CollectiveLine& c) {
   size_t colon = body.find(": opCount ");
   if (colon == std::string_view::npos || colon == 0 || colon > 40) return false;
   std::string_view rest = body.substr(colon + 10);
-  // Tokens are short: a plain loop beats a memchr call per token.
+  // Tokens are short: a word-at-a-time search beats a memchr call per token.
   auto next_token = [&rest]() {
-    size_t i = 0;
-    while (i < rest.size() && rest[i] != ' ') ++i;
+    size_t i = util::find_near(rest, ' ');
     std::string_view tok = rest.substr(0, i);
     rest.remove_prefix(std::min(i + 1, rest.size()));
     return tok;

@@ -1,9 +1,11 @@
 // tests/util/literal_test.cc
 //
 // The literal search (include/ncclpm/util/literal.h) looks for a literal's
-// rarest byte first: it must find exactly what string_view::find finds.
+// rarest byte first, and find_near reads eight bytes a step: each must find
+// exactly what string_view::find finds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "ncclpm/util/literal.h"
@@ -39,6 +41,27 @@ TEST(Contains, FindsWhatFindFinds) {
     found += expected;
   }
   EXPECT_GT(found, 10000) << "too few literals found to test the hits";
+}
+
+TEST(FindNear, FindsWhereFindFindsOrTheEnd) {
+  EXPECT_EQ(find_near("sendbuff 0x7f", ' '), 8u);
+  EXPECT_EQ(find_near("0x7fc75ed7dc00 recvbuff", ' '), 14u) << "past the first eight bytes";
+  EXPECT_EQ(find_near("[nranks=512]", ' '), 12u) << "none: the end";
+  EXPECT_EQ(find_near("", ' '), 0u);
+  EXPECT_EQ(find_near(" lead", ' '), 0u);
+  EXPECT_EQ(find_near("a\xff\x80" "b c", '\xff'), 1u) << "a byte above 0x7f is looked for like any";
+
+  // Every length and position, with bytes on both sides of 0x80 around the
+  // byte looked for: a borrow between bytes must not report a later one.
+  std::mt19937 random(11);
+  const std::string bytes = std::string(" \x01\x7f\x80\xff!Ab", 8);
+  for (int i = 0; i < 200000; ++i) {
+    std::string s(std::uniform_int_distribution<size_t>(0, 40)(random), 'x');
+    for (char& c : s) c = bytes[std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(random)];
+    char c = bytes[std::uniform_int_distribution<size_t>(0, bytes.size() - 1)(random)];
+    size_t expected = std::min(std::string_view(s).find(c), s.size());
+    ASSERT_EQ(find_near(s, c), expected) << "in " << testing::PrintToString(s) << " byte " << int(c);
+  }
 }
 
 }  // namespace
