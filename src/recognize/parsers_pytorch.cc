@@ -218,41 +218,73 @@ int spawned_process_index(std::string_view text) {
   return RE2::PartialMatch(sp(text), re, &index) ? index : -1;
 }
 
+namespace {
+
+// PyTorch's messages that are events of their own, by the words that name
+// them, in the order they are tried: the first a line holds decides.
+struct Sign {
+  util::Literal words;
+  bool at_start;  // the message starts with them; else they are anywhere in it
+  EventKind kind;
+  util::ByteSet bytes{words.text};
+};
+
+constexpr Sign kSigns[] = {
+    {"watchdog got stuck for", false, EventKind::kWatchdogStuck},
+    {"Heartbeat monitor timed out", false, EventKind::kWatchdogStuck},
+    {"ProcessGroupNCCL watchdog hang", false, EventKind::kWatchdogStuck},
+    {"possible GIL induced hang", false, EventKind::kWatchdogStuck},
+    {"NCCL error in:", false, EventKind::kNcclErrorSurfaced},
+    {"NCCL error:", true, EventKind::kNcclErrorSurfaced},
+    {": NCCL error:", false, EventKind::kNcclErrorSurfaced},
+    {"NCCL communicator was aborted", false, EventKind::kNcclErrorSurfaced},
+    {"NCCL communicator encountered error", false, EventKind::kNcclErrorSurfaced},
+    {"remote error detected from rank", false, EventKind::kNcclErrorSurfaced},
+    {"ncclRemoteError", true, EventKind::kNcclErrorSurfaced},
+    {"ncclUnhandledCudaError", true, EventKind::kNcclErrorSurfaced},
+    {"ncclSystemError", true, EventKind::kNcclErrorSurfaced},
+    {"ncclInternalError", true, EventKind::kNcclErrorSurfaced},
+    {"ncclInvalidUsage", true, EventKind::kNcclErrorSurfaced},
+    {"ncclInvalidArgument", true, EventKind::kNcclErrorSurfaced},
+    {"Health check failure", false, EventKind::kNcclErrorSurfaced},
+    {"watchdog thread terminated with exception", false, EventKind::kPgTerminate},
+    {"Some NCCL operations have failed or timed out", false, EventKind::kPgTerminate},
+    {"taking the entire process down", false, EventKind::kPgTerminate},
+    {"Terminating the process after attempting to dump debug info", false, EventKind::kPgTerminate},
+    {"Aborting communicators that received errors", false, EventKind::kPgTerminate},
+    {"flight recorder dump signal", false, EventKind::kDumpSignal},
+    {"flight-recorder dump signal", false, EventKind::kDumpSignal},
+    {"Dump signal received", false, EventKind::kDumpSignal},
+    {"dump the debug info", false, EventKind::kDumpSignal},
+    {"preparing to dump debug info", false, EventKind::kDumpSignal},
+    {"dumping nccl trace to", false, EventKind::kDumpSignal},
+    {"Finished writing NCCLPG debug info", false, EventKind::kDumpSignal},
+    {"Finished flight recorder", false, EventKind::kDumpSignal},
+    {"First PG on this rank to signal dumping", false, EventKind::kDumpSignal},
+    {"Stack trace of the failed collective", false, EventKind::kDumpSignal},
+    {"recvValue failed", false, EventKind::kStoreError},
+    {"Failed to recv, got 0 bytes", false, EventKind::kStoreError},
+    {"DistNetworkError", false, EventKind::kStoreError},
+    {"DistStoreError", false, EventKind::kStoreError},
+    {"RendezvousConnectionError", false, EventKind::kStoreError},
+    {"store->get(", false, EventKind::kStoreError},
+    {"Connection was likely closed", false, EventKind::kStoreError},
+    {"terminate called after throwing an instance of", true, EventKind::kCppException},
+    {"Exception raised from ", true, EventKind::kCppException},
+    {"Fatal Python error:", true, EventKind::kCppException},
+};
+
+}  // namespace
+
 std::optional<EventKind> classify_pytorch_message(std::string_view b) {
   // A traceback's source line names the exception it raises or catches
   // ("raise RendezvousConnectionError("): the message is the line after it.
   if (b.starts_with("raise ") || b.starts_with("except ")) return std::nullopt;
-  if (contains(b, "watchdog got stuck for") || contains(b, "Heartbeat monitor timed out") ||
-      contains(b, "ProcessGroupNCCL watchdog hang") || contains(b, "possible GIL induced hang"))
-    return EventKind::kWatchdogStuck;
-  if (contains(b, "NCCL error in:") || b.starts_with("NCCL error:") || contains(b, ": NCCL error:") ||
-      contains(b, "NCCL communicator was aborted") || contains(b, "NCCL communicator encountered error") ||
-      contains(b, "remote error detected from rank") || b.starts_with("ncclRemoteError") ||
-      b.starts_with("ncclUnhandledCudaError") || b.starts_with("ncclSystemError") ||
-      b.starts_with("ncclInternalError") || b.starts_with("ncclInvalidUsage") ||
-      b.starts_with("ncclInvalidArgument") || contains(b, "Health check failure"))
-    return EventKind::kNcclErrorSurfaced;
-  if (contains(b, "watchdog thread terminated with exception") ||
-      contains(b, "Some NCCL operations have failed or timed out") ||
-      contains(b, "taking the entire process down") ||
-      contains(b, "Terminating the process after attempting to dump debug info") ||
-      contains(b, "Aborting communicators that received errors"))
-    return EventKind::kPgTerminate;
-  if (contains(b, "flight recorder dump signal") || contains(b, "flight-recorder dump signal") ||
-      contains(b, "Dump signal received") || contains(b, "dump the debug info") ||
-      contains(b, "preparing to dump debug info") || contains(b, "dumping nccl trace to") ||
-      contains(b, "Finished writing NCCLPG debug info") || contains(b, "Finished flight recorder") ||
-      contains(b, "First PG on this rank to signal dumping") ||
-      contains(b, "Stack trace of the failed collective"))
-    return EventKind::kDumpSignal;
-  if (contains(b, "recvValue failed") || contains(b, "Failed to recv, got 0 bytes") ||
-      contains(b, "DistNetworkError") || contains(b, "DistStoreError") ||
-      contains(b, "RendezvousConnectionError") || contains(b, "store->get(") ||
-      contains(b, "Connection was likely closed"))
-    return EventKind::kStoreError;
-  if (b.starts_with("terminate called after throwing an instance of") ||
-      b.starts_with("Exception raised from ") || b.starts_with("Fatal Python error:"))
-    return EventKind::kCppException;
+  const util::ByteSet in_line(b);
+  for (const Sign& sign : kSigns) {
+    if (!in_line.covers(sign.bytes)) continue;
+    if (sign.at_start ? b.starts_with(sign.words.text) : contains(b, sign.words)) return sign.kind;
+  }
   return std::nullopt;
 }
 

@@ -2,7 +2,8 @@
 //
 // The literal search (include/ncclpm/util/literal.h) looks for a literal's
 // rarest byte first, and find_near reads eight bytes a step: each must find
-// exactly what string_view::find finds.
+// exactly what string_view::find finds. A ByteSet rules literals out before
+// any search: it must never rule out one that is there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,6 +63,31 @@ TEST(FindNear, FindsWhereFindFindsOrTheEnd) {
     size_t expected = std::min(std::string_view(s).find(c), s.size());
     ASSERT_EQ(find_near(s, c), expected) << "in " << testing::PrintToString(s) << " byte " << int(c);
   }
+}
+
+TEST(ByteSet, CoversExactlyWhenEveryByteOccurs) {
+  EXPECT_TRUE(ByteSet("NCCL error in: x").covers(ByteSet("NCCL error")));
+  EXPECT_FALSE(ByteSet("{'loss': 1.82, 'epoch': 0.23}").covers(ByteSet("NCCL"))) << "no capital N";
+  EXPECT_TRUE(ByteSet("anything").covers(ByteSet(""))) << "the empty set is in every set";
+  EXPECT_FALSE(ByteSet("").covers(ByteSet("a")));
+  EXPECT_TRUE(ByteSet("\xff\x80\x01 ").covers(ByteSet("\x80\xff"))) << "bytes above 0x7f, in the upper words";
+  EXPECT_FALSE(ByteSet("\xfe").covers(ByteSet("\xff")));
+
+  std::mt19937 random(13);
+  auto text = [&](size_t max) {
+    std::string s(std::uniform_int_distribution<size_t>(0, max)(random), ' ');
+    for (char& c : s) c = static_cast<char>(std::uniform_int_distribution<int>(0, 255)(random));
+    return s;
+  };
+  int covered = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = text(300), words = text(4);
+    bool expected = std::all_of(words.begin(), words.end(),
+                                [&](char c) { return line.find(c) != std::string::npos; });
+    ASSERT_EQ(ByteSet(line).covers(ByteSet(words)), expected) << testing::PrintToString(words);
+    covered += expected;
+  }
+  EXPECT_GT(covered, 1000) << "too few covered sets to test them";
 }
 
 }  // namespace

@@ -62,6 +62,28 @@ inline size_t find(std::string_view s, const Literal& lit, size_t from = 0) {
 
 inline bool contains(std::string_view s, const Literal& lit) { return find(s, lit) != std::string_view::npos; }
 
+/// Which byte values occur in a text. Built in one pass over a line, it rules
+/// out, in a few instructions each, the literals with a byte the line lacks:
+/// most of a long list of them on most lines, before any search.
+class ByteSet {
+ public:
+  constexpr ByteSet() = default;
+  constexpr explicit ByteSet(std::string_view s) {
+    for (char c : s) {
+      auto u = static_cast<unsigned char>(c);
+      bits_[u >> 6] |= uint64_t{1} << (u & 63);
+    }
+  }
+  /// Whether every byte of `other` is in this set.
+  constexpr bool covers(const ByteSet& other) const {
+    return ((other.bits_[0] & ~bits_[0]) | (other.bits_[1] & ~bits_[1]) | (other.bits_[2] & ~bits_[2]) |
+            (other.bits_[3] & ~bits_[3])) == 0;
+  }
+
+ private:
+  uint64_t bits_[4] = {};
+};
+
 /// Where byte `c` first occurs in `s`, or s.size(): for a byte expected
 /// within a few words (the end of a token), where a memchr call costs more
 /// than the search. Eight bytes a step: a word XORed with `c` in every byte
