@@ -7,6 +7,7 @@
 #include "chars.h"
 #include "collectors.h"
 #include "ncclpm/frame/framer.h"
+#include "ncclpm/util/literal.h"
 #include "ncclpm/util/text.h"
 
 namespace ncclpm::frame {
@@ -126,7 +127,7 @@ bool peel_ray(std::string_view& rest, Frame& f) {
 // " [repeated 14x across cluster]" at the end of a Ray line.
 void peel_ray_repeat(std::string_view& rest, Frame& f) {
   constexpr std::string_view kTail = "x across cluster]";
-  size_t dedup = rest.find(" (Ray deduplicates logs by default.");
+  size_t dedup = util::find(rest, " (Ray deduplicates logs by default.");  // by its 'R', not at every space
   if (dedup != std::string_view::npos) rest = rest.substr(0, dedup);
   while (!rest.empty() && rest.back() == ' ') rest.remove_suffix(1);
   if (!rest.ends_with(kTail)) return;
@@ -153,10 +154,15 @@ size_t match_bracket_rank(std::string_view s, std::string_view* role, int* n) {
   return i + 2;
 }
 
+// The last '\r' of a line, or npos. rfind reads byte by byte; most lines
+// have none, which memchr tells at once.
+size_t last_carriage_return(std::string_view s) {
+  return s.find('\r') == std::string_view::npos ? std::string_view::npos : s.rfind('\r');
+}
+
 // Text that tqdm-style progress bars leave before a glued log line.
 bool looks_like_progress_bar(std::string_view s) {
-  return s.find("it/s") != std::string_view::npos || s.find("s/it") != std::string_view::npos ||
-         s.find("%|") != std::string_view::npos;
+  return util::contains(s, "it/s") || util::contains(s, "s/it") || s.find("%|") != std::string_view::npos;
 }
 
 // Where a tqdm bar's stats bracket ends ("...| 31/67 [29:02<35:12, 58.67s/it]"),
@@ -172,8 +178,7 @@ size_t text_after_bar_stats(std::string_view s) {
   size_t close = s.find(']', open);
   if (close == std::string_view::npos) return 0;
   std::string_view stats = s.substr(open + 2, close - open - 2);
-  if (stats.find('<') == std::string_view::npos && stats.find("it/s") == std::string_view::npos &&
-      stats.find("s/it") == std::string_view::npos)
+  if (stats.find('<') == std::string_view::npos && !util::contains(stats, "it/s") && !util::contains(stats, "s/it"))
     return 0;
   size_t next = close + 1;
   while (next < s.size() && s[next] == ' ') ++next;
@@ -458,7 +463,7 @@ Frame Framer::frame(std::string_view raw) {
   // torchrun's tee prefix wraps whatever its child wrote, '\r' redraws included.
   if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
   // Progress bars redraw with '\r': the last non-empty segment is what stayed on screen.
-  if (size_t cr = rest.rfind('\r'); cr != std::string_view::npos) {
+  if (size_t cr = last_carriage_return(rest); cr != std::string_view::npos) {
     std::string_view last = rest.substr(cr + 1);
     while (util::is_blank(last) && cr > 0) {
       size_t prev = rest.rfind('\r', cr - 1);
