@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "ncclpm/frame/timestamp.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/util/text.h"
 
@@ -371,6 +372,15 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
   std::string_view b = f.body;
   if (auto x = parse_process_exit(b)) {
     Event e = make_event(EventKind::kProcessExit, line, f);
+    // slurmstepd's stop names its time ("... CANCELLED AT 2025-06-12T09:55:09
+    // ***") on a line that has none of its own: it orders the stop against
+    // the failures before it.
+    frame::Timestamp stopped;
+    if (x->source == "slurmstepd" && !f.ts.valid() && x->message.starts_with("CANCELLED AT ") &&
+        frame::parse_date_time(std::string_view(x->message).substr(13), stopped) > 0) {
+      e.ts_us = stopped.to_us();
+      e.ts_has_year = stopped.has_year();
+    }
     if (x->rank >= 0 && x->source == "srun") e.rank = x->rank;
     if (!x->host.empty()) e.host = x->host;
     if (x->local_rank >= 0 && e.local_rank < 0 && x->source != "deepspeed") e.local_rank = x->local_rank;

@@ -903,6 +903,23 @@ TEST(Ordering, AnExceptionBeforeTheStopStaysTheCause) {
       "slurmstepd: error: *** JOB 608 ON node7 CANCELLED AT 2022-08-12T02:06:12 ***\n");
   ASSERT_TRUE(d.has_root_cause());
   EXPECT_EQ(d.findings.front().rule, "python-exception");
+  // The stop after it ended the failed job: shown, but not a second cause.
+  const diagnose::Finding* stop = find_rule(d, "job-stopped-from-outside");
+  ASSERT_NE(stop, nullptr);
+  EXPECT_FALSE(stop->root_cause) << stop->summary;
+  EXPECT_NE(stop->summary.find("came after the job had failed"), std::string::npos) << stop->summary;
+}
+
+// Slurm's stop line carries no time of its own but names one ("CANCELLED AT
+// ..."): the stop is placed there, so that it orders against the failures in
+// other files (coll-512's save stall, 30 minutes before its cancel).
+TEST(Ordering, SlurmsStopIsTimedByTheTimeItNames) {
+  auto d = diagnose_files(
+      {{"slurm-48213.out", "slurmstepd: error: *** STEP 48213.0 ON node7 CANCELLED AT 2030-12-31T23:00:00 ***\n"}});
+  const diagnose::Finding* stop = find_rule(d, "job-stopped-from-outside");
+  ASSERT_NE(stop, nullptr);
+  ASSERT_FALSE(stop->evidence.empty());
+  EXPECT_EQ(stop->evidence.front().ts_us, int64_t{1924988400000000}) << "2030-12-31 23:00:00 UTC";
 }
 
 TEST(Lead, WithNoCauseAHangPyTorchReportedLeadsOverAGuessByWords) {
