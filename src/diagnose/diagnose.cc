@@ -131,6 +131,7 @@ bool names_ranks_missing_from_collective(const Finding& f) {
 
 // A job stopped from outside (scancel, preemption, eviction, Ctrl-C) before
 // any rank failed: the ranks' errors after it are what the stop did to them.
+// Stopped by the scheduler after a failure instead, the stop is its end.
 void stop_before_failures_leads(std::vector<Finding>& findings) {
   for (Finding& stop : findings) {
     if ((stop.rule != "job-stopped-from-outside" && !is_user_interrupt(stop)) || stop.evidence.empty()) continue;
