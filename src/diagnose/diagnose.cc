@@ -148,12 +148,13 @@ void stop_before_failures_leads(std::vector<Finding>& findings) {
     }
     // Stopped from outside after the job had failed (a hung job cancelled, or
     // killed at its time limit): the stop ended the failure, it did not cause it.
+    if (stop.rule != "job-stopped-from-outside" || !stop.root_cause) continue;
     auto before_stop = [&](const Finding& f) {
       return &f != &stop && f.root_cause && !f.evidence.empty() && !is_user_interrupt(f) &&
              printed_before(f.evidence.front(), stop.evidence.front());
     };
     auto earlier = std::find_if(findings.begin(), findings.end(), before_stop);
-    if (stop.rule == "job-stopped-from-outside" && stop.root_cause && earlier != findings.end()) {
+    if (earlier != findings.end()) {
       stop.root_cause = false;
       stop.summary += " It came after the job had failed (" + earlier->category + ", " +
                       earlier->evidence.front().file + ":" + std::to_string(earlier->evidence.front().line) +

@@ -375,9 +375,10 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
     // slurmstepd's stop names its time ("... CANCELLED AT 2025-06-12T09:55:09
     // ***") on a line that has none of its own: it orders the stop against
     // the failures before it.
+    constexpr std::string_view kCancelledAt = "CANCELLED AT ";
     frame::Timestamp stopped;
-    if (x->source == "slurmstepd" && !f.ts.valid() && x->message.starts_with("CANCELLED AT ") &&
-        frame::parse_date_time(std::string_view(x->message).substr(13), stopped) > 0) {
+    if (x->source == "slurmstepd" && !f.ts.valid() && x->message.starts_with(kCancelledAt) &&
+        frame::parse_date_time(std::string_view(x->message).substr(kCancelledAt.size()), stopped) > 0) {
       e.ts_us = stopped.to_us();
       e.ts_has_year = stopped.has_year();
     }
