@@ -470,6 +470,8 @@ Status IngestWriter::commit(const Totals& t) {
       !s)
     return s;
   st_.reset();
+  // A database of an older readable schema now holds this one's blocks.
+  if (Status s = db_.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)); !s) return s;
   if (Status s = db_.exec("COMMIT"); !s) return s;
   open_transaction_ = false;
   if (!temp_path_.empty()) {

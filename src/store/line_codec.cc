@@ -13,6 +13,7 @@
 #include <iterator>
 #include <memory>
 
+#include "ncclpm/recognize/parsers.h"
 #include "ncclpm/store/line_blocks.h"
 #include "ncclpm/util/text.h"
 #include "varint.h"
@@ -21,29 +22,51 @@ namespace ncclpm::store {
 namespace {
 
 // Version 1 stored a progress line's numbers as IEEE doubles; version 2 as
-// decimals (put_decimal). Both are read.
-constexpr uint8_t kFormatVersion = 2;
+// decimals (put_decimal); version 3 stores the rows' values in columns. All
+// are read.
+constexpr uint8_t kFormatVersion = 3;
+constexpr uint8_t kFirstColumnarVersion = 3;
+
+// The columns of a block's body, in the order a row of version 1 or 2 held
+// its values (line_blocks.h).
+enum Column : size_t { kGroup, kLine, kOffset, kTime, kLength, kText, kDetail };
+static_assert(kDetail + 1 == kLineBlockColumns);
+
+// What a row's detail column says of its progress fields. A progress line's
+// numbers are digits of its own text: stored again they were a third of an
+// app-heavy job's blocks, so a line whose text gives back exactly its fields
+// (almost every one; not one cut short or mended) stores only that.
+enum Detail : uint64_t { kNoProgress = 0, kProgressFields = 1, kProgressInText = 2 };
+
+bool same_number(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
+
+// Whether reading `text` again gives `p`, field for field, bit for bit.
+bool said_by_text(std::string_view text, const recognize::TrainingProgress& p) {
+  auto again = recognize::parse_training_progress(text);
+  return again && again->source == p.source && again->label == p.label && again->unit == p.unit &&
+         again->step == p.step && again->total == p.total && same_number(again->seconds_per_step, p.seconds_per_step) &&
+         same_number(again->epoch, p.epoch) && same_number(again->loss, p.loss);
+}
+
 // Level 3 is zstd's default: most of the gain of higher levels, at a speed
 // that keeps the parsing threads, not compression, the cost of ingest.
 constexpr int kCompressionLevel = 3;
 // A damaged block could claim any size: no block of ours decompresses to more.
 constexpr unsigned long long kMaxBodyBytes = 64ull << 20;
 
-void put_text(std::string& out, std::string_view s) {
-  put_varint(out, s.size());
-  out += s;
+// A text as SQLite TEXT holds it (see util::to_sqlite_text): `mended` holds
+// it when it needs mending.
+std::string_view as_sqlite_text(std::string_view s, std::string& mended) {
+  if (util::is_sqlite_text(s)) return s;
+  mended = util::to_sqlite_text(s);
+  return mended;
 }
 
-// A text as SQLite TEXT holds it (see util::to_sqlite_text), copied only
-// when it needs mending; its stored size.
-size_t put_sqlite_text(std::string& out, std::string_view s) {
-  if (util::is_sqlite_text(s)) {
-    put_text(out, s);
-    return s.size();
-  }
-  std::string mended = util::to_sqlite_text(s);
-  put_text(out, mended);
-  return mended.size();
+// A text's length to `lengths`, its bytes to `bytes` (the same string for a
+// progress line's fields).
+void put_text(std::string& lengths, std::string& bytes, std::string_view s) {
+  put_varint(lengths, s.size());
+  bytes += s;
 }
 
 void put_double(std::string& out, double v) {
@@ -184,32 +207,41 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, LineKind kind,
     group.min_ts_us = group.min_ts_us == 0 ? u.ts_us : std::min(group.min_ts_us, u.ts_us);
     group.max_ts_us = group.max_ts_us == 0 ? u.ts_us : std::max(group.max_ts_us, u.ts_us);
   }
-  put_varint(body_, index);
+  put_varint(columns_[kGroup], index);
   block_.first_line = block_.rows == 0 ? u.line_no : std::min(block_.first_line, u.line_no);
   block_.last_line = std::max(block_.last_line, u.line_no);
   ++block_.rows;
   ++pending_rows_;
-  put_varint(body_, zigzag_difference(u.line_no, previous_line_));
-  put_varint(body_, zigzag_difference(u.byte_offset, previous_offset_));
+  put_varint(columns_[kLine], zigzag_difference(u.line_no, previous_line_));
+  put_varint(columns_[kOffset], zigzag_difference(u.byte_offset, previous_offset_));
   previous_line_ = u.line_no;
   previous_offset_ = u.byte_offset;
   if (u.ts_us != 0) {
-    put_varint(body_, zigzag_difference(u.ts_us, previous_ts_) << 1 | 1);
+    put_varint(columns_[kTime], zigzag_difference(u.ts_us, previous_ts_) << 1 | 1);
     previous_ts_ = u.ts_us;
   } else {
-    put_varint(body_, 0);
+    put_varint(columns_[kTime], 0);
   }
-  text_bytes_ += put_sqlite_text(body_, u.text);
-  put_varint(body_, progress != nullptr ? 1 : 0);
-  if (progress != nullptr) {
-    put_sqlite_text(body_, progress->source);
-    put_sqlite_text(body_, progress->label);
-    put_sqlite_text(body_, progress->unit);
-    put_varint(body_, to_count(progress->step));
-    put_varint(body_, to_count(progress->total));
-    put_decimal(body_, progress->seconds_per_step);
-    put_decimal(body_, progress->epoch);
-    put_decimal(body_, progress->loss);
+  std::string mended;
+  std::string_view text = as_sqlite_text(u.text, mended);
+  put_text(columns_[kLength], columns_[kText], text);
+  text_bytes_ += text.size();
+  std::string& detail = columns_[kDetail];
+  if (progress == nullptr) {
+    put_varint(detail, kNoProgress);
+  } else if (said_by_text(text, *progress)) {
+    put_varint(detail, kProgressInText);
+  } else {
+    put_varint(detail, kProgressFields);
+    for (std::string_view field : {progress->source, progress->label, progress->unit}) {
+      std::string mended_field;
+      put_text(detail, detail, as_sqlite_text(field, mended_field));
+    }
+    put_varint(detail, to_count(progress->step));
+    put_varint(detail, to_count(progress->total));
+    put_decimal(detail, progress->seconds_per_step);
+    put_decimal(detail, progress->epoch);
+    put_decimal(detail, progress->loss);
   }
   LineRef ref{block_.seq, static_cast<int64_t>(index), block_.rows - 1};
   if (block_.rows >= kLineBlockRows || text_bytes_ >= kLineBlockTextBytes) close_block();
@@ -221,33 +253,42 @@ void LineEncoder::close_block() {
   std::string header;
   put_varint(header, kFormatVersion);
   put_varint(header, static_cast<uint64_t>(block_.rows));
+  size_t total = 0;
+  for (const std::string& column : columns_) {
+    put_varint(header, column.size());
+    total += column.size();
+  }
+  total += header.size();
   // One context and one output buffer per thread, reused: making them per
   // block costs more than compressing a small file's block. The header and
-  // the body go in as two pieces of one frame, so the body is not copied.
+  // the columns go in as pieces of one frame, so they are not copied.
   thread_local std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
   thread_local std::string compressed;
-  size_t total = header.size() + body_.size();
   compressed.resize(std::max(compressed.size(), ZSTD_compressBound(total)));
   ZSTD_CCtx* c = context.get();
   ZSTD_CCtx_reset(c, ZSTD_reset_session_only);
   ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, kCompressionLevel);
   ZSTD_CCtx_setPledgedSrcSize(c, total);  // the frame states its size: the reader needs it
   ZSTD_outBuffer out{compressed.data(), compressed.size(), 0};
-  ZSTD_inBuffer head{header.data(), header.size(), 0};
-  ZSTD_inBuffer body{body_.data(), body_.size(), 0};
-  size_t left = ZSTD_compressStream2(c, &out, &head, ZSTD_e_continue);
-  while (!ZSTD_isError(left) && (left = ZSTD_compressStream2(c, &out, &body, ZSTD_e_end)) != 0) {
-    // An output buffer of ZSTD_compressBound takes the whole frame at once.
-    if (!ZSTD_isError(left) && out.pos == out.size) throw std::bad_alloc();
-  }
-  // With a large enough buffer compression fails only for memory.
-  if (ZSTD_isError(left)) throw std::bad_alloc();
+  auto compress = [&](std::string_view piece, ZSTD_EndDirective how) {
+    ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+    size_t left = 0;
+    do {
+      left = ZSTD_compressStream2(c, &out, &in, how);
+      // With a large enough buffer compression fails only for memory, and
+      // an output buffer of ZSTD_compressBound takes the whole frame.
+      if (ZSTD_isError(left) || (left != 0 && out.pos == out.size)) throw std::bad_alloc();
+    } while (how == ZSTD_e_end ? left != 0 : in.pos < in.size);
+  };
+  compress(header, ZSTD_e_continue);
+  for (const std::string& column : columns_) compress(column, ZSTD_e_continue);
+  compress({}, ZSTD_e_end);
   block_.data.assign(compressed.data(), out.pos);
   done_.blocks.push_back(std::move(block_));
   block_ = LineBlock{};
   groups_by_key_.clear();
   last_group_ = 0;
-  body_.clear();
+  for (std::string& column : columns_) column.clear();
   text_bytes_ = 0;
   previous_line_ = previous_offset_ = previous_ts_ = 0;
 }
@@ -274,20 +315,44 @@ LineBlockReader::LineBlockReader(std::string_view compressed) {
     return;
   }
   uint64_t version = 0, rows = 0;
-  if (!read_varint(body_, at_, version) || version < 1 || version > kFormatVersion || !read_varint(body_, at_, rows) ||
+  size_t at = 0;
+  if (!read_varint(body_, at, version) || version < 1 || version > kFormatVersion || !read_varint(body_, at, rows) ||
       rows > static_cast<uint64_t>(kLineBlockRows)) {
     error_ = "unknown block version or row count";
     return;
   }
   rows_ = static_cast<int64_t>(rows);
   version_ = static_cast<int>(version);
+  if (!open_columns(at)) error_ = "the column sizes do not add up to the block";
+}
+
+bool LineBlockReader::open_columns(size_t at) {
+  std::string_view body(body_);
+  if (version_ < kFirstColumnarVersion) {
+    cursors_[0] = Cursor{body, at};
+    for (Cursor*& column : column_) column = &cursors_[0];
+    return true;
+  }
+  uint64_t sizes[kLineBlockColumns];
+  for (uint64_t& size : sizes)
+    if (!read_varint(body, at, size)) return false;
+  for (size_t c = 0; c < kLineBlockColumns; ++c) {
+    if (sizes[c] > body.size() - at) return false;
+    cursors_[c] = Cursor{body.substr(at, sizes[c]), 0};
+    column_[c] = &cursors_[c];
+    at += sizes[c];
+  }
+  return at == body.size();
 }
 
 bool LineBlockReader::next(BlockLine& out) {
   if (!error_.empty() || read_ >= rows_) return false;
-  uint64_t group = 0, line = 0, offset = 0, ts = 0, length = 0;
-  if (!read_varint(body_, at_, group) || !read_varint(body_, at_, line) || !read_varint(body_, at_, offset) || !read_varint(body_, at_, ts) ||
-      !read_varint(body_, at_, length) || length > body_.size() - at_) {
+  uint64_t group = 0, line = 0, offset = 0, ts = 0, detail = 0;
+  Cursor& text = *column_[kText];
+  if (!read_varint(column_[kGroup]->data, column_[kGroup]->at, group) ||
+      !read_varint(column_[kLine]->data, column_[kLine]->at, line) ||
+      !read_varint(column_[kOffset]->data, column_[kOffset]->at, offset) ||
+      !read_varint(column_[kTime]->data, column_[kTime]->at, ts)) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
   }
@@ -297,45 +362,54 @@ bool LineBlockReader::next(BlockLine& out) {
   // A row without a time leaves the last time as the base of the next one's.
   if (ts & 1) previous_ts_ = add_difference(previous_ts_, ts >> 1);
   last_.ts_us = (ts & 1) ? previous_ts_ : 0;
-  last_.text = std::string_view(body_).substr(at_, length);
-  at_ += length;
-  uint64_t detail = 0;
-  if (!read_varint(body_, at_, detail) || detail > 1 || (detail == 1 && !read_progress(last_.progress))) {
+  uint64_t length = 0;
+  if (!read_varint(column_[kLength]->data, column_[kLength]->at, length) || length > text.data.size() - text.at) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
   }
-  last_.has_progress = detail == 1;
+  last_.text = text.data.substr(text.at, length);
+  text.at += length;
+  Cursor& fields = *column_[kDetail];
+  uint64_t most = version_ < kFirstColumnarVersion ? kProgressFields : kProgressInText;
+  if (!read_varint(fields.data, fields.at, detail) || detail > most ||
+      (detail == kProgressFields && !read_progress(fields, last_.progress))) {
+    error_ = "row " + std::to_string(read_) + " is cut short";
+    return false;
+  }
+  last_.has_progress = detail != kNoProgress;
+  last_.progress_in_text = detail == kProgressInText;
+  if (detail != kProgressFields) last_.progress = BlockProgress{};
   ++read_;
   out = last_;
   return true;
 }
 
-bool LineBlockReader::read_text(std::string_view& out) {
+bool LineBlockReader::read_text(Cursor& c, std::string_view& out) {
   uint64_t length = 0;
-  if (!read_varint(body_, at_, length) || length > body_.size() - at_) return false;
-  out = std::string_view(body_).substr(at_, length);
-  at_ += length;
+  if (!read_varint(c.data, c.at, length) || length > c.data.size() - c.at) return false;
+  out = c.data.substr(c.at, length);
+  c.at += length;
   return true;
 }
 
-bool LineBlockReader::read_double(double& out) {
-  if (body_.size() - at_ < 8) return false;
+bool LineBlockReader::read_double(Cursor& c, double& out) {
+  if (c.data.size() - c.at < 8) return false;
   uint64_t bits = 0;
-  for (int i = 0; i < 8; ++i) bits |= uint64_t{static_cast<uint8_t>(body_[at_ + i])} << (8 * i);
-  at_ += 8;
+  for (int i = 0; i < 8; ++i) bits |= uint64_t{static_cast<uint8_t>(c.data[c.at + i])} << (8 * i);
+  c.at += 8;
   out = std::bit_cast<double>(bits);
   return true;
 }
 
-bool LineBlockReader::read_decimal(double& out) {
+bool LineBlockReader::read_decimal(Cursor& c, double& out) {
   uint64_t head = 0, digits = 0;
-  if (!read_varint(body_, at_, head)) return false;
+  if (!read_varint(c.data, c.at, head)) return false;
   if (head == 0) {
     out = -1;
     return true;
   }
-  if (head == 1) return read_double(out);
-  if (!read_varint(body_, at_, digits)) return false;
+  if (head == 1) return read_double(c, out);
+  if (!read_varint(c.data, c.at, digits)) return false;
   bool negative = (head - 2) & 1;
   auto exponent = static_cast<int64_t>(unzigzag((head - 2) >> 1));
   // What as_small_decimal wrote: the same division gives the same double.
@@ -356,15 +430,24 @@ bool LineBlockReader::read_decimal(double& out) {
   return ec == std::errc() && stop == end;
 }
 
-bool LineBlockReader::read_progress(BlockProgress& p) {
+bool LineBlockReader::read_progress(Cursor& c, BlockProgress& p) const {
   uint64_t step = 0, total = 0;
-  if (!read_text(p.source) || !read_text(p.label) || !read_text(p.unit) || !read_varint(body_, at_, step) ||
-      !read_varint(body_, at_, total))
+  if (!read_text(c, p.source) || !read_text(c, p.label) || !read_text(c, p.unit) || !read_varint(c.data, c.at, step) ||
+      !read_varint(c.data, c.at, total))
     return false;
   p.step = from_count(step);
   p.total = from_count(total);
-  auto number = [&](double& v) { return version_ == 1 ? read_double(v) : read_decimal(v); };
+  auto number = [&](double& v) { return version_ == 1 ? read_double(c, v) : read_decimal(c, v); };
   return number(p.seconds_per_step) && number(p.epoch) && number(p.loss);
+}
+
+BlockProgress progress_of(const BlockLine& line, recognize::TrainingProgress& storage) {
+  if (!line.progress_in_text) return line.progress;
+  auto p = recognize::parse_training_progress(line.text);
+  if (!p) return BlockProgress{};
+  storage = std::move(*p);
+  return BlockProgress{storage.source, storage.label, storage.unit, storage.step, storage.total,
+                       storage.seconds_per_step, storage.epoch, storage.loss};
 }
 
 namespace {

@@ -84,6 +84,10 @@ struct Cursor {
   const Group* group = nullptr;  // the current line's
   BlockLine line;
   int64_t ts_us = 0;  // the line's time as stored: year given, clock corrected
+  // The line's progress fields, read from its text only when a query asks.
+  bool progress_read = false;
+  BlockProgress progress;
+  recognize::TrainingProgress progress_storage;
   // Bounds on line_no from the query, inclusive (SQLite checks them again,
   // strictness included): lines outside are skipped here, not handed to
   // SQLite one by one.
@@ -269,6 +273,7 @@ int advance(Cursor* cur) {
         if (cur->line.line_no < cur->line_from || cur->line.line_no > cur->line_to) continue;
         cur->group = cur->wanted[no].get();
         cur->ts_us = stored_time(cur->line.ts_us, cur->group->ts_year, cur->group->ts_shift_us);
+        cur->progress_read = false;
         return SQLITE_OK;
       }
       if (!cur->reader->error().empty()) return fail(cur, SQLITE_CORRUPT, damaged(cur, cur->reader->error()));
@@ -334,11 +339,33 @@ void result_real(sqlite3_context* ctx, bool present, double v) {
   else sqlite3_result_null(ctx);
 }
 
+const BlockProgress& progress(Cursor* cur) {
+  if (!cur->progress_read) {
+    cur->progress = progress_of(cur->line, cur->progress_storage);
+    cur->progress_read = true;
+  }
+  return cur->progress;
+}
+
 // NULL where the one-row-per-line table had it: what the line did not say.
 int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
-  const auto* cur = reinterpret_cast<Cursor*>(c);
+  auto* cur = reinterpret_cast<Cursor*>(c);
   const Group& r = *cur->group;
   const BlockLine& l = cur->line;
+  if (col >= kSource && col <= kLoss && l.has_progress) {
+    const BlockProgress& p = progress(cur);
+    switch (col) {
+      case kSource: result_text(ctx, true, p.source); break;
+      case kLabel: result_text(ctx, true, p.label); break;
+      case kUnit: result_text(ctx, true, p.unit); break;
+      case kStep: result_int(ctx, p.step >= 0, p.step); break;
+      case kTotal: result_int(ctx, p.total >= 0, p.total); break;
+      case kSecondsPerStep: result_real(ctx, true, p.seconds_per_step); break;
+      case kEpoch: result_real(ctx, true, p.epoch); break;
+      default: result_real(ctx, true, p.loss);
+    }
+    return SQLITE_OK;
+  }
   switch (col) {
     case kJobId: sqlite3_result_int64(ctx, r.job_id); break;
     case kFileId: sqlite3_result_int64(ctx, r.file_id); break;
@@ -353,14 +380,6 @@ int column(sqlite3_vtab_cursor* c, sqlite3_context* ctx, int col) {
     case kProducer: result_text(ctx, true, r.producer); break;
     case kSeverity: result_text(ctx, r.has_severity, r.severity); break;
     case kText: result_text(ctx, true, l.text); break;
-    case kSource: result_text(ctx, l.has_progress, l.progress.source); break;
-    case kLabel: result_text(ctx, l.has_progress, l.progress.label); break;
-    case kUnit: result_text(ctx, l.has_progress, l.progress.unit); break;
-    case kStep: result_int(ctx, l.has_progress && l.progress.step >= 0, l.progress.step); break;
-    case kTotal: result_int(ctx, l.has_progress && l.progress.total >= 0, l.progress.total); break;
-    case kSecondsPerStep: result_real(ctx, l.has_progress, l.progress.seconds_per_step); break;
-    case kEpoch: result_real(ctx, l.has_progress, l.progress.epoch); break;
-    case kLoss: result_real(ctx, l.has_progress, l.progress.loss); break;
     default: sqlite3_result_null(ctx);
   }
   return SQLITE_OK;

@@ -205,7 +205,7 @@ Status check_or_create_schema(Connection& db, bool create) {
                          ", newer than this ncclpm reads (" + std::to_string(kSchemaVersion) + ")",
                      "use the ncclpm that wrote it, or a newer one");
   }
-  if (*version == kSchemaVersion) return Ok{};
+  if (*version >= kOldestReadableSchema) return Ok{};
   // Version 1 stored one row per collective, version 2 no severity of the
   // lines no parser knows, versions 3 to 5 a row per unparsed and per
   // progress line, version 6 a row per NCCL channel and transport line: all

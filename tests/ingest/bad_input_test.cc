@@ -262,6 +262,34 @@ TEST_P(OlderSchema, AsksForANewIngestAndIsUntouched) {
 // a row per NCCL channel and transport line.
 INSTANTIATE_TEST_SUITE_P(BadInput, OlderSchema, ::testing::Values(1, 2, 3, 4, 5, 6));
 
+// Version 7 differs only in the format of its line blocks, which is still
+// read: such a database is diagnosed as it is, and an ingest into it (which
+// writes blocks of the newer format) marks it with the current version.
+TEST(BadInput, ASchemaOfRowWiseLineBlocksIsReadAndMovedOnByAnIngest) {
+  TempDir t;
+  write_file(t / "logs/rank1.log", kWatchdog);
+  write_file(t / "more/rank2.log", kWatchdog);
+  ASSERT_EQ(run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "v7.db").string()}).exit_code, 0);
+  auto version = [&] {
+    auto db = store::Connection::open(t / "v7.db", true);
+    if (!db) return int64_t{-1};
+    auto v = db->scalar_int("PRAGMA user_version");
+    return v ? *v : int64_t{-1};
+  };
+  {
+    auto db = store::Connection::open(t / "v7.db", false);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->exec("PRAGMA user_version = 7"));
+  }
+  auto diagnosed = run_ncclpm({"diagnose", "--db", (t / "v7.db").string()});
+  EXPECT_EQ(diagnosed.exit_code, 0) << diagnosed.err;
+  EXPECT_NE(diagnosed.out.find("collective_timeout"), std::string::npos) << diagnosed.out;
+  EXPECT_EQ(version(), 7);
+  auto more = run_ncclpm({"ingest", (t / "more").string(), "--db", (t / "v7.db").string()});
+  EXPECT_EQ(more.exit_code, 0) << more.err;
+  EXPECT_EQ(version(), store::kSchemaVersion);
+}
+
 
 
 TEST(BadInput, CancelledIngestWritesNothing) {

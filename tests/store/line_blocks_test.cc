@@ -15,7 +15,10 @@
 #include <limits>
 #include <random>
 
+#include <zstd.h>
+
 #include "ncclpm/ingest/ingest.h"
+#include "ncclpm/recognize/parsers.h"
 #include "ncclpm/store/schema.h"
 #include "support/test_support.h"
 
@@ -260,6 +263,136 @@ TEST(LineBlocks, DamageIsReportedNotDecoded) {
   std::string cut = good.substr(0, good.size() - 5);
   EXPECT_NE(LineBlockReader(cut).error().find("does not decompress"), std::string::npos)
       << LineBlockReader(cut).error();
+}
+
+// A varint as the block format writes it (LEB128), for bodies built by hand.
+void varint(std::string& out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>(v | 0x80));
+  out.push_back(static_cast<char>(v));
+}
+
+std::string zstd_frame(const std::string& body) {
+  std::string out(ZSTD_compressBound(body.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), body.data(), body.size(), 3));
+  return out;
+}
+
+// A progress line whose text gives back its fields stores only the text; one
+// whose fields its text does not give (cut short when stored, or read from
+// more than this line) keeps them: either way they come back as read.
+TEST(LineBlocks, ProgressFieldsComeFromTheTextOnlyWhereItGivesThemBack) {
+  const std::string tqdm = "Epoch 0:  40%|####      | 120/300 [04:48<07:12,  2.40s/it, loss=1.93, v_num=0]";
+  const std::string megatron =
+      " [2025-06-12 09:16:02] iteration       12/     300 | consumed samples:         6144 | elapsed time per"
+      " iteration (ms): 2423.7 | learning rate: 1.996667E-05 | lm loss: 1.946389E+00 |";
+  const std::string trainer = "{'loss': 1.942, 'grad_norm': 0.374, 'learning_rate': 1.99e-05, 'epoch': 0.25}";
+  std::vector<std::pair<std::string, recognize::TrainingProgress>> lines;
+  for (const std::string& text : {tqdm, megatron, trainer}) {
+    auto p = recognize::parse_training_progress(text);
+    ASSERT_TRUE(p) << text;
+    lines.emplace_back(text, *p);
+  }
+  auto cut = lines[0];
+  cut.first = cut.first.substr(0, 30);  // the fields were read from the whole line
+  lines.push_back(cut);
+  LineEncoder enc;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    UnparsedLine u;
+    u.line_no = static_cast<int64_t>(i + 1);
+    u.text = lines[i].first;
+    enc.add(u, LineKind::kProgress, &lines[i].second);
+  }
+  LineBlockReader reader(enc.take().blocks.at(0).data);
+  size_t i = 0;
+  for (BlockLine l; reader.next(l); ++i) {
+    SCOPED_TRACE(lines[i].first);
+    ASSERT_TRUE(l.has_progress);
+    EXPECT_EQ(l.progress_in_text, i < 3);
+    recognize::TrainingProgress storage;
+    BlockProgress p = progress_of(l, storage);
+    const recognize::TrainingProgress& want = lines[i].second;
+    EXPECT_EQ(p.source, want.source);
+    EXPECT_EQ(p.label, want.label);
+    EXPECT_EQ(p.unit, want.unit);
+    EXPECT_EQ(p.step, want.step);
+    EXPECT_EQ(p.total, want.total);
+    EXPECT_EQ(p.seconds_per_step, want.seconds_per_step);
+    EXPECT_EQ(p.epoch, want.epoch);
+    EXPECT_EQ(p.loss, want.loss);
+  }
+  EXPECT_TRUE(reader.error().empty()) << reader.error();
+  EXPECT_EQ(i, lines.size());
+}
+
+// Databases written before the columnar format (version 3) hold blocks of
+// version 2, each row's values one after another: they still read.
+TEST(LineBlocks, ARowWiseBlockOfVersion2StillReads) {
+  std::string body;
+  for (uint64_t v : {2, 2}) varint(body, v);  // version, rows
+  // Row 1: group 0, line 5, offset 100, no time, "abc", no progress.
+  for (uint64_t v : {0, 10, 200, 0, 3}) varint(body, v);
+  body += "abc";
+  varint(body, 0);
+  // Row 2: group 1, line 6, offset 90, time 1000, "de", a bar: tqdm, "Epoch
+  // 0", "it", step 7, total 9, 2.5 s/it, no epoch, loss -0.25.
+  for (uint64_t v : {1, 2, 19, 2000 << 1 | 1, 2}) varint(body, v);
+  body += "de";
+  varint(body, 1);
+  for (std::string_view text : {"tqdm", "Epoch 0", "it"}) {
+    varint(body, text.size());
+    body += text;
+  }
+  for (uint64_t v : {8, 10}) varint(body, v);
+  // Decimals: head 2 + (zigzag(exponent) << 1 | sign), digits; zigzag(-1) = 1, zigzag(-2) = 3.
+  for (uint64_t v : {2 + (1 << 1 | 0), 25, 0, 2 + (3 << 1 | 1), 25}) varint(body, v);  // 25e-1; -1; -25e-2
+  LineBlockReader reader(zstd_frame(body));
+  ASSERT_TRUE(reader.error().empty()) << reader.error();
+  BlockLine a, b, none;
+  ASSERT_TRUE(reader.next(a));
+  ASSERT_TRUE(reader.next(b));
+  EXPECT_FALSE(reader.next(none));
+  EXPECT_TRUE(reader.error().empty()) << reader.error();
+  EXPECT_EQ(a.group, 0);
+  EXPECT_EQ(a.line_no, 5);
+  EXPECT_EQ(a.byte_offset, 100);
+  EXPECT_EQ(a.ts_us, 0);
+  EXPECT_EQ(a.text, "abc");
+  EXPECT_FALSE(a.has_progress);
+  EXPECT_EQ(b.group, 1);
+  EXPECT_EQ(b.line_no, 6);
+  EXPECT_EQ(b.byte_offset, 90);
+  EXPECT_EQ(b.ts_us, 1000);
+  EXPECT_EQ(b.text, "de");
+  ASSERT_TRUE(b.has_progress);
+  EXPECT_EQ(b.progress.source, "tqdm");
+  EXPECT_EQ(b.progress.label, "Epoch 0");
+  EXPECT_EQ(b.progress.unit, "it");
+  EXPECT_EQ(b.progress.step, 7);
+  EXPECT_EQ(b.progress.total, 9);
+  EXPECT_EQ(b.progress.seconds_per_step, 2.5);
+  EXPECT_EQ(b.progress.epoch, -1);
+  EXPECT_EQ(b.progress.loss, -0.25);
+}
+
+// A columnar block whose column sizes do not add up to its body is damage.
+TEST(LineBlocks, ColumnSizesThatDoNotAddUpAreDamage) {
+  std::string body;
+  for (uint64_t v : {3, 1}) varint(body, v);             // version, rows
+  for (uint64_t v : {1, 1, 1, 1, 1, 3, 1}) varint(body, v);  // the seven columns' sizes
+  for (uint64_t v : {0, 2, 0, 0, 3}) varint(body, v);
+  body += "abc";
+  varint(body, 0);
+  LineBlockReader good(zstd_frame(body));
+  ASSERT_TRUE(good.error().empty()) << good.error();
+  BlockLine line;
+  ASSERT_TRUE(good.next(line));
+  EXPECT_EQ(line.text, "abc");
+  EXPECT_EQ(line.line_no, 1);
+  for (std::string damaged : {body + "x", body.substr(0, body.size() - 1)}) {
+    LineBlockReader reader(zstd_frame(damaged));
+    EXPECT_EQ(reader.error(), "the column sizes do not add up to the block");
+    EXPECT_FALSE(reader.next(line));
+  }
 }
 
 // The parsing thread's side: progress events and unparsed lines leave the

@@ -10,7 +10,11 @@
 
 namespace ncclpm::store {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
+/// Version 7 differs only in its line blocks, row-wise (format version 2),
+/// which are still read; an ingest into it writes columnar ones and marks it
+/// version 8, so that an older ncclpm refuses it instead of failing on them.
+inline constexpr int kOldestReadableSchema = 7;
 
 /// The CREATE statements of every table and view (no indexes).
 const char* schema_sql();
