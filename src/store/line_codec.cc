@@ -22,10 +22,11 @@ namespace ncclpm::store {
 namespace {
 
 // Version 1 stored a progress line's numbers as IEEE doubles; version 2 as
-// decimals (put_decimal); version 3 stores the rows' values in columns. All
-// are read.
+// decimals (put_decimal); version 3 lays a block out in rows or in columns,
+// stores an offset against the end of the text before and a progress line's
+// fields only where its text does not give them (line_blocks.h). All are read.
 constexpr uint8_t kFormatVersion = 3;
-constexpr uint8_t kFirstColumnarVersion = 3;
+constexpr uint8_t kFirstVersionWithColumns = 3;
 
 // The columns of a block's body, in the order a row of version 1 or 2 held
 // its values (line_blocks.h).
@@ -37,6 +38,15 @@ static_assert(kDetail + 1 == kLineBlockColumns);
 // app-heavy job's blocks, so a line whose text gives back exactly its fields
 // (almost every one; not one cut short or mended) stores only that.
 enum Detail : uint64_t { kNoProgress = 0, kProgressFields = 1, kProgressInText = 2 };
+
+// Where the next line would start were it the next in the file with no
+// prefix: what a line's offset is stored against from version 3 on, so the
+// difference is its prefix and newline, a few values a block repeats (the
+// difference from the line before varied with every line's length). Wraps
+// as the differences do (varint.h).
+int64_t offset_after(int64_t offset, size_t text_length) {
+  return static_cast<int64_t>(static_cast<uint64_t>(offset) + text_length);
+}
 
 bool same_number(double a, double b) { return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b); }
 
@@ -207,26 +217,26 @@ LineRef LineEncoder::add(const recognize::UnparsedLine& u, LineKind kind,
     group.min_ts_us = group.min_ts_us == 0 ? u.ts_us : std::min(group.min_ts_us, u.ts_us);
     group.max_ts_us = group.max_ts_us == 0 ? u.ts_us : std::max(group.max_ts_us, u.ts_us);
   }
-  put_varint(columns_[kGroup], index);
+  put_varint(column(kGroup), index);
   block_.first_line = block_.rows == 0 ? u.line_no : std::min(block_.first_line, u.line_no);
   block_.last_line = std::max(block_.last_line, u.line_no);
   ++block_.rows;
   ++pending_rows_;
-  put_varint(columns_[kLine], zigzag_difference(u.line_no, previous_line_));
-  put_varint(columns_[kOffset], zigzag_difference(u.byte_offset, previous_offset_));
-  previous_line_ = u.line_no;
-  previous_offset_ = u.byte_offset;
-  if (u.ts_us != 0) {
-    put_varint(columns_[kTime], zigzag_difference(u.ts_us, previous_ts_) << 1 | 1);
-    previous_ts_ = u.ts_us;
-  } else {
-    put_varint(columns_[kTime], 0);
-  }
   std::string mended;
   std::string_view text = as_sqlite_text(u.text, mended);
-  put_text(columns_[kLength], columns_[kText], text);
+  put_varint(column(kLine), zigzag_difference(u.line_no, previous_line_));
+  put_varint(column(kOffset), zigzag_difference(u.byte_offset, expected_offset_));
+  previous_line_ = u.line_no;
+  expected_offset_ = offset_after(u.byte_offset, text.size());
+  if (u.ts_us != 0) {
+    put_varint(column(kTime), zigzag_difference(u.ts_us, previous_ts_) << 1 | 1);
+    previous_ts_ = u.ts_us;
+  } else {
+    put_varint(column(kTime), 0);
+  }
+  put_text(column(kLength), column(kText), text);
   text_bytes_ += text.size();
-  std::string& detail = columns_[kDetail];
+  std::string& detail = column(kDetail);
   if (progress == nullptr) {
     put_varint(detail, kNoProgress);
   } else if (said_by_text(text, *progress)) {
@@ -253,10 +263,12 @@ void LineEncoder::close_block() {
   std::string header;
   put_varint(header, kFormatVersion);
   put_varint(header, static_cast<uint64_t>(block_.rows));
+  const size_t used = layout_ == BlockLayout::kColumns ? kLineBlockColumns : 1;
+  put_varint(header, used);
   size_t total = 0;
-  for (const std::string& column : columns_) {
-    put_varint(header, column.size());
-    total += column.size();
+  for (size_t c = 0; c < used; ++c) {
+    put_varint(header, columns_[c].size());
+    total += columns_[c].size();
   }
   total += header.size();
   // One context and one output buffer per thread, reused: making them per
@@ -281,16 +293,16 @@ void LineEncoder::close_block() {
     } while (how == ZSTD_e_end ? left != 0 : in.pos < in.size);
   };
   compress(header, ZSTD_e_continue);
-  for (const std::string& column : columns_) compress(column, ZSTD_e_continue);
+  for (size_t c = 0; c < used; ++c) compress(columns_[c], ZSTD_e_continue);
   compress({}, ZSTD_e_end);
   block_.data.assign(compressed.data(), out.pos);
   done_.blocks.push_back(std::move(block_));
   block_ = LineBlock{};
   groups_by_key_.clear();
   last_group_ = 0;
-  for (std::string& column : columns_) column.clear();
+  for (std::string& values : columns_) values.clear();
   text_bytes_ = 0;
-  previous_line_ = previous_offset_ = previous_ts_ = 0;
+  previous_line_ = expected_offset_ = previous_ts_ = 0;
 }
 
 EncodedLines LineEncoder::take() {
@@ -328,20 +340,21 @@ LineBlockReader::LineBlockReader(std::string_view compressed) {
 
 bool LineBlockReader::open_columns(size_t at) {
   std::string_view body(body_);
-  if (version_ < kFirstColumnarVersion) {
-    cursors_[0] = Cursor{body, at};
-    for (Cursor*& column : column_) column = &cursors_[0];
-    return true;
+  // Versions 1 and 2: one column of rows, the rest of the body.
+  uint64_t count = 1;
+  uint64_t sizes[kLineBlockColumns] = {body.size() - at};
+  if (version_ >= kFirstVersionWithColumns) {
+    if (!read_varint(body, at, count) || (count != 1 && count != kLineBlockColumns)) return false;
+    for (size_t c = 0; c < count; ++c)
+      if (!read_varint(body, at, sizes[c])) return false;
   }
-  uint64_t sizes[kLineBlockColumns];
-  for (uint64_t& size : sizes)
-    if (!read_varint(body, at, size)) return false;
-  for (size_t c = 0; c < kLineBlockColumns; ++c) {
+  for (size_t c = 0; c < count; ++c) {
     if (sizes[c] > body.size() - at) return false;
     cursors_[c] = Cursor{body.substr(at, sizes[c]), 0};
-    column_[c] = &cursors_[c];
     at += sizes[c];
   }
+  // A block of rows reads every value from its one column, in row order.
+  for (size_t c = 0; c < kLineBlockColumns; ++c) column_[c] = &cursors_[count == 1 ? 0 : c];
   return at == body.size();
 }
 
@@ -358,7 +371,9 @@ bool LineBlockReader::next(BlockLine& out) {
   }
   last_.group = static_cast<int64_t>(group);
   last_.line_no = add_difference(last_.line_no, line);
-  last_.byte_offset = add_difference(last_.byte_offset, offset);
+  // Version 3 stores the offset against the end of the row before's text,
+  // versions 1 and 2 against its offset.
+  last_.byte_offset = add_difference(version_ < kFirstVersionWithColumns ? last_.byte_offset : expected_offset_, offset);
   // A row without a time leaves the last time as the base of the next one's.
   if (ts & 1) previous_ts_ = add_difference(previous_ts_, ts >> 1);
   last_.ts_us = (ts & 1) ? previous_ts_ : 0;
@@ -369,8 +384,9 @@ bool LineBlockReader::next(BlockLine& out) {
   }
   last_.text = text.data.substr(text.at, length);
   text.at += length;
+  expected_offset_ = offset_after(last_.byte_offset, length);
   Cursor& fields = *column_[kDetail];
-  uint64_t most = version_ < kFirstColumnarVersion ? kProgressFields : kProgressInText;
+  uint64_t most = version_ < kFirstVersionWithColumns ? kProgressFields : kProgressInText;
   if (!read_varint(fields.data, fields.at, detail) || detail > most ||
       (detail == kProgressFields && !read_progress(fields, last_.progress))) {
     error_ = "row " + std::to_string(read_) + " is cut short";

@@ -157,9 +157,9 @@ TEST(LineBlocks, ProgressNumbersComeBackBitForBit) {
   }
 }
 
-TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {
+void every_line_survives_the_round_trip(BlockLayout layout) {
   auto lines = varied_lines(static_cast<size_t>(2 * kLineBlockRows + 77));
-  LineEncoder enc;
+  LineEncoder enc(nullptr, layout);
   std::vector<LineRef> refs;
   for (size_t i = 0; i < lines.size(); ++i) {
     auto p = bar(static_cast<int64_t>(i));
@@ -220,6 +220,15 @@ TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTrip) {
     for (size_t g = 0; g < b.groups.size(); ++g) ASSERT_EQ(rows_of_group[g], b.groups[g].rows);
   }
   EXPECT_EQ(i, lines.size());
+}
+
+// Either layout: the other kinds' blocks of rows, the progress lines' of columns.
+TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTripInRows) {
+  every_line_survives_the_round_trip(BlockLayout::kRows);
+}
+
+TEST(LineBlocks, EveryLineAndItsAttributionSurvivesTheRoundTripInColumns) {
+  every_line_survives_the_round_trip(BlockLayout::kColumns);
 }
 
 TEST(LineBlocks, AGroupGathersAStreamsLinesWhereverTheyAreInTheBlock) {
@@ -374,10 +383,11 @@ TEST(LineBlocks, ARowWiseBlockOfVersion2StillReads) {
   EXPECT_EQ(b.progress.loss, -0.25);
 }
 
-// A columnar block whose column sizes do not add up to its body is damage.
+// A block whose column sizes do not add up to its body, or that has neither
+// one column (rows) nor seven, is damage.
 TEST(LineBlocks, ColumnSizesThatDoNotAddUpAreDamage) {
   std::string body;
-  for (uint64_t v : {3, 1}) varint(body, v);             // version, rows
+  for (uint64_t v : {3, 1, 7}) varint(body, v);            // version, rows, columns
   for (uint64_t v : {1, 1, 1, 1, 1, 3, 1}) varint(body, v);  // the seven columns' sizes
   for (uint64_t v : {0, 2, 0, 0, 3}) varint(body, v);
   body += "abc";
@@ -388,7 +398,9 @@ TEST(LineBlocks, ColumnSizesThatDoNotAddUpAreDamage) {
   ASSERT_TRUE(good.next(line));
   EXPECT_EQ(line.text, "abc");
   EXPECT_EQ(line.line_no, 1);
-  for (std::string damaged : {body + "x", body.substr(0, body.size() - 1)}) {
+  std::string five_columns = body;
+  five_columns[2] = 5;  // the column count
+  for (std::string damaged : {body + "x", body.substr(0, body.size() - 1), five_columns}) {
     LineBlockReader reader(zstd_frame(damaged));
     EXPECT_EQ(reader.error(), "the column sizes do not add up to the block");
     EXPECT_FALSE(reader.next(line));

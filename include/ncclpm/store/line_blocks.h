@@ -22,12 +22,20 @@
 //     one row per line of their kind.
 //
 // Block body (version 3), all integers LEB128 varints, before compression:
-//   version=3, rows, the byte size of each of the seven columns below, then
-//   the columns, each holding one value per row, in row order (like values
-//   side by side compress better than rows of mixed ones):
+//   version=3, rows, the number of columns (7 or 1), the byte size of each,
+//   then the columns. With 7, each holds one value per row, in row order, of
+//   the seven below; with 1 (a block of rows), it holds each row's seven
+//   values one after another. Progress lines are stored in columns, where
+//   like values side by side compress better than rows of mixed ones; the
+//   other kinds in rows, whose lines repeat whole (the same channel line of
+//   eight ranks), which zstd finds as one match in a row but not across
+//   seven columns. The values:
 //   1. the row's group's number in the block (from 0);
-//   2. 3. line number and byte offset as zigzag differences from the row
-//      before (computed wrapping, so any value comes back);
+//   2. the line number as a zigzag difference from the row before's;
+//   3. the byte offset as a zigzag difference from where the row before's
+//      text ended (its offset plus its stored text's length: the difference
+//      is then mostly the length of the line's prefix and newline);
+//      differences are computed wrapping, so any value comes back;
 //   4. the time as (zigzag difference from the last timed row) << 1 | 1, or
 //      0 when the line has no time (times within +-2^60 us (36,000 years)
 //      of 1970, which every printed date is, keep the shift exact);
@@ -43,11 +51,14 @@
 //      decimal says (infinities, NaN), else 2 + (zigzag(exponent) << 1 |
 //      sign) and the digits, the shortest decimal that reads back as the
 //      same double.
-//   On the app-heavy 4,096-rank bench job the two together took the blocks
-//   from 70.0 to 46.6 MB (columns alone: 66.9 MB).
+//   On the bench's app-heavy 4,096-rank job, columns, offsets from the text's
+//   end and fields from the text took the blocks from 70.0 to 45.4 MB (in
+//   rows: 49.9 MB); on its NCCL INFO file the channel lines in rows from 36.0
+//   to 34.4 MB (in columns: 39.6 MB).
 //   Versions 1 and 2 (still read) had no column sizes and put each row's
-//   values one after another in the same order, without the 2 of column 7;
-//   version 1 stored the three numbers as IEEE doubles.
+//   values one after another in the same order, an offset as the difference
+//   from the row before's offset, and no 2 in column 7; version 1 stored the
+//   three numbers as IEEE doubles.
 #pragma once
 
 #include <sqlite3.h>
@@ -114,12 +125,16 @@ struct LineRef {
   bool valid() const { return block_seq >= 0; }
 };
 
+/// How a block lays out its lines' values (see the format above).
+enum class BlockLayout { kRows, kColumns };
+
 /// Encodes the stored lines of one file, in line order.
 class LineEncoder {
  public:
   /// `next_block`: where the file's blocks are numbered (LineBlock::seq), when
   /// several encoders share the numbers; null: this one's own.
-  explicit LineEncoder(int64_t* next_block = nullptr) : next_block_(next_block != nullptr ? next_block : &own_next_) {}
+  explicit LineEncoder(int64_t* next_block = nullptr, BlockLayout layout = BlockLayout::kRows)
+      : next_block_(next_block != nullptr ? next_block : &own_next_), layout_(layout) {}
   LineEncoder(const LineEncoder&) = delete;
   LineEncoder& operator=(const LineEncoder&) = delete;
   /// A line of `kind`; a progress line comes with its fields.
@@ -131,19 +146,22 @@ class LineEncoder {
 
  private:
   void close_block();
+  /// Where the values of column `c` go: their column, or the one of rows.
+  std::string& column(size_t c) { return columns_[layout_ == BlockLayout::kColumns ? c : 0]; }
   static bool fits(const LineGroup& g, const recognize::UnparsedLine& line, LineKind kind);
   size_t group_of(const recognize::UnparsedLine& line, LineKind kind);
 
   EncodedLines done_;
   int64_t own_next_ = 0;
   int64_t* next_block_;
+  BlockLayout layout_;
   int64_t pending_rows_ = 0;
   LineBlock block_;  // the open block
   std::unordered_map<uint64_t, std::vector<size_t>> groups_by_key_;  // its groups by a hash of attribution
   size_t last_group_ = 0;
   std::string columns_[kLineBlockColumns];  // the open block's body, a column each (see above)
   size_t text_bytes_ = 0;
-  int64_t previous_line_ = 0, previous_offset_ = 0, previous_ts_ = 0;
+  int64_t previous_line_ = 0, expected_offset_ = 0, previous_ts_ = 0;
 };
 
 /// A progress line's fields, as its parser read them (strings point into the reader's buffer).
@@ -216,7 +234,8 @@ class LineSink {
   // Each kind in blocks of its own: a scan of the few unparsed lines of an
   // app-heavy job decodes none of its millions of progress lines.
   int64_t next_block_ = 0;
-  LineEncoder unparsed_{&next_block_}, progress_{&next_block_}, channel_{&next_block_}, network_{&next_block_};
+  LineEncoder unparsed_{&next_block_}, progress_{&next_block_, BlockLayout::kColumns}, channel_{&next_block_},
+      network_{&next_block_};
   std::vector<ProgressStream> streams_;
   size_t last_stream_ = 0;  // a file's progress lines mostly come from one stream in a row
 };
@@ -231,8 +250,8 @@ class LineBlockReader {
   const std::string& error() const { return error_; }
 
  private:
-  // A column being read. Blocks of versions 1 and 2 have one, which every
-  // column reads from: their rows hold the same values in the same order.
+  // A column being read. A block of rows (all of versions 1 and 2) has one,
+  // which every column reads from: its rows hold the values in column order.
   struct Cursor {
     std::string_view data;
     size_t at = 0;
@@ -245,7 +264,7 @@ class LineBlockReader {
   std::string body_;
   Cursor cursors_[kLineBlockColumns];
   Cursor* column_[kLineBlockColumns] = {};
-  int64_t rows_ = 0, read_ = 0, previous_ts_ = 0;
+  int64_t rows_ = 0, read_ = 0, previous_ts_ = 0, expected_offset_ = 0;
   int version_ = 0;
   BlockLine last_;
   std::string error_;
