@@ -217,7 +217,8 @@ void write_merged(const Job& job, const Story& story, const fs::path& dir, SinkC
 
 // One node's NCCL INFO output when the job creates many communicators (tensor,
 // pipeline and data-parallel groups, one after another): each rank's INIT
-// block again and again with new comm pointers and ids.
+// block again and again with new comm pointers and ids, the lines NCCL prints
+// once per process only in the first.
 void write_nccl_info_node(const Job& job, const fs::path& dir, SinkCounts& counts) {
   auto sink = open_sink(dir / (job.hosts.front().name + ".log"), job);
   Job comm_job = job;
@@ -231,7 +232,7 @@ void write_nccl_info_node(const Job& job, const fs::path& dir, SinkCounts& count
     for (int r = 0; r < local; ++r) {
       RankInfo& info = comm_job.ranks[static_cast<size_t>(r)];
       info.comm = job.ranks[static_cast<size_t>(r)].comm + static_cast<uint64_t>(comm) * 0x200000;
-      nccl::init_block(ch[static_cast<size_t>(r)].buf, banner_on_stdout, comm_job, info, rng, false);
+      nccl::init_block(ch[static_cast<size_t>(r)].buf, banner_on_stdout, comm_job, info, rng, false, comm == 0);
       written += ch[static_cast<size_t>(r)].buf.size();
     }
     banner_on_stdout.clear();

@@ -67,7 +67,7 @@ void info_prefix(std::string& s, const Job& job, const RankInfo& r, int tid) {
 bool env_lines_enabled(const Job& job) { return !(job.opt.coll && !job.nccl_new); }
 
 void init_block(std::string& log, std::string& stdout_text, const Job& job, const RankInfo& r,
-                Rng& rng, bool debug_file) {
+                Rng& rng, bool debug_file, bool first_in_process) {
   const HostInfo& h = job.hosts[static_cast<size_t>(r.host)];
   const bool v2 = job.nccl_new;
   const int n = job.rank_count();
@@ -76,27 +76,29 @@ void init_block(std::string& log, std::string& stdout_text, const Job& job, cons
     info_prefix(log, job, r, tid);
     return log;
   };
-  if (env_lines_enabled(job)) {
-    line(info(r.pid), "NCCL_SOCKET_IFNAME set by environment to eth0");
-    line(info(r.pid), "NCCL_IB_HCA set by environment to mlx5");
+  if (first_in_process) {
+    if (env_lines_enabled(job)) {
+      line(info(r.pid), "NCCL_SOCKET_IFNAME set by environment to eth0");
+      line(info(r.pid), "NCCL_IB_HCA set by environment to mlx5");
+    }
+    line(info(r.pid), v2 ? "Bootstrap: Using eth0:" : "Bootstrap : Using eth0:", h.ip, "<0>");
+    line(info(r.pid),
+         v2 ? "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."
+            : "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or "
+              "directory No plugin found (libnccl-net.so), using internal implementation");
+    line(info(r.pid), "cudaDriverVersion ", v2 ? "12080" : "12040");
+    std::string banner = "NCCL version " + job.nccl_version + "+cuda" + job.cuda_version;
+    if (v2) {
+      line(info(r.tid_init), banner);
+    } else if (r.rank == 0) {
+      line(stdout_text, banner);
+      if (debug_file) line(info(r.tid_init), banner);
+    }
+    std::string& nib = info(r.tid_init);
+    nib += "NET/IB : Using";
+    for (int i = 0; i < 8; ++i) cat(nib, " [", i, "]mlx5_", i, ":1/IB");
+    line(nib, " [RO]; OOB eth0:", h.ip, "<0>");
   }
-  line(info(r.pid), v2 ? "Bootstrap: Using eth0:" : "Bootstrap : Using eth0:", h.ip, "<0>");
-  line(info(r.pid),
-       v2 ? "NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."
-          : "NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or "
-            "directory No plugin found (libnccl-net.so), using internal implementation");
-  line(info(r.pid), "cudaDriverVersion ", v2 ? "12080" : "12040");
-  std::string banner = "NCCL version " + job.nccl_version + "+cuda" + job.cuda_version;
-  if (v2) {
-    line(info(r.tid_init), banner);
-  } else if (r.rank == 0) {
-    line(stdout_text, banner);
-    if (debug_file) line(info(r.tid_init), banner);
-  }
-  std::string& nib = info(r.tid_init);
-  nib += "NET/IB : Using";
-  for (int i = 0; i < 8; ++i) cat(nib, " [", i, "]mlx5_", i, ":1/IB");
-  line(nib, " [RO]; OOB eth0:", h.ip, "<0>");
   if (!v2) line(info(r.tid_init), "Using non-device net plugin version 0");
   line(info(r.tid_init), "Using network IB");
   line(info(r.tid_init), "DMA-BUF is available on GPU device ", r.local);

@@ -26,9 +26,13 @@ bool env_lines_enabled(const Job& job);
 /// The INFO lines one process prints while creating the job's communicator.
 /// `log` receives the NCCL output (stdout or the NCCL_DEBUG_FILE); `stdout_text`
 /// receives the <= 2.21 bare `NCCL version` banner, which is a printf to stdout
-/// even when NCCL_DEBUG_FILE is set.
+/// even when NCCL_DEBUG_FILE is set. `first_in_process`: the process's first
+/// communicator; NCCL prints some lines once per process, not per
+/// communicator (the version banner through pthread_once, the driver version
+/// in its CUDA initialisation, the bootstrap interface, the network plugin,
+/// the settings its environment gave and the IB devices, each set up once).
 void init_block(std::string& log, std::string& stdout_text, const Job& job, const RankInfo& r,
-                Rng& rng, bool debug_file);
+                Rng& rng, bool debug_file, bool first_in_process = true);
 
 /// "host:pid:pid [dev] NCCL INFO AllGather: opCount 1a sendbuff 0x7f.. ... stream 0x55.."
 void coll_line(std::string& s, const Job& job, const RankInfo& r, const CollSpec& c, int step,
