@@ -26,6 +26,8 @@ namespace {
 // stores an offset against the end of the text before and a progress line's
 // fields only where its text does not give them (line_blocks.h). All are read.
 constexpr uint8_t kFormatVersion = 3;
+// From it on a block says its columns, stores offsets against the end of the
+// text before and may leave a progress line's fields to its text.
 constexpr uint8_t kFirstVersionWithColumns = 3;
 
 // The columns of a block's body, in the order a row of version 1 or 2 held
@@ -362,10 +364,8 @@ bool LineBlockReader::next(BlockLine& out) {
   if (!error_.empty() || read_ >= rows_) return false;
   uint64_t group = 0, line = 0, offset = 0, ts = 0, detail = 0;
   Cursor& text = *column_[kText];
-  if (!read_varint(column_[kGroup]->data, column_[kGroup]->at, group) ||
-      !read_varint(column_[kLine]->data, column_[kLine]->at, line) ||
-      !read_varint(column_[kOffset]->data, column_[kOffset]->at, offset) ||
-      !read_varint(column_[kTime]->data, column_[kTime]->at, ts)) {
+  auto value = [this](Column c, uint64_t& v) { return read_varint(column_[c]->data, column_[c]->at, v); };
+  if (!value(kGroup, group) || !value(kLine, line) || !value(kOffset, offset) || !value(kTime, ts)) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
   }
@@ -378,7 +378,7 @@ bool LineBlockReader::next(BlockLine& out) {
   if (ts & 1) previous_ts_ = add_difference(previous_ts_, ts >> 1);
   last_.ts_us = (ts & 1) ? previous_ts_ : 0;
   uint64_t length = 0;
-  if (!read_varint(column_[kLength]->data, column_[kLength]->at, length) || length > text.data.size() - text.at) {
+  if (!value(kLength, length) || length > text.data.size() - text.at) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
   }
@@ -387,7 +387,7 @@ bool LineBlockReader::next(BlockLine& out) {
   expected_offset_ = offset_after(last_.byte_offset, length);
   Cursor& fields = *column_[kDetail];
   uint64_t most = version_ < kFirstVersionWithColumns ? kProgressFields : kProgressInText;
-  if (!read_varint(fields.data, fields.at, detail) || detail > most ||
+  if (!value(kDetail, detail) || detail > most ||
       (detail == kProgressFields && !read_progress(fields, last_.progress))) {
     error_ = "row " + std::to_string(read_) + " is cut short";
     return false;
