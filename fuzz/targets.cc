@@ -51,7 +51,17 @@ void text_log(std::string_view bytes) { parse_as("rank3.log", bytes); }
 
 void elastic_error(std::string_view bytes) { parse_as("error.json", bytes); }
 
-void flight_recorder(std::string_view bytes) { parse_as("nccl_trace_rank_0.json", bytes); }
+// The Flight Recorder JSON reader itself. Through discovery, a mutated
+// document that is no longer JSON goes the text path (kept as lines, so
+// nothing is lost), which text_log fuzzes: that took 59% of this target's
+// time in a profile, its JSON reader 0.2%, at about 150 runs a second.
+void flight_recorder(std::string_view bytes) {
+  discover::DiscoveredFile file;
+  file.rel_path = "nccl_trace_rank_0.json";
+  file.kind = discover::FileKind::kFlightRecorder;
+  ingest::Batch batch;
+  (void)ingest::parse_flight_recorder(file, std::string(bytes), batch);
+}
 
 void flight_recorder_pickle(std::string_view bytes) {
   (void)read::pickle_to_json(bytes);
