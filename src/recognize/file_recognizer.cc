@@ -282,8 +282,9 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
   if (t.find("WorkNCCL(") != std::string_view::npos) {
     if (auto w = parse_work_record(b)) return emit(EventKind::kWorkRecord, *w);
     if (auto w = parse_cut_watchdog_timeout(b)) return emit(EventKind::kWorkRecord, *w);
-  } else if (t.find("Watchdog caught collective") != std::string_view::npos) {
-    if (auto w = parse_cut_watchdog_timeout(b)) return emit(EventKind::kWorkRecord, *w);
+  } else if (t.find("Watchdog c") != std::string_view::npos) {
+    bool from_process_group_nccl = f.src_file == "ProcessGroupNCCL.cpp" && f.pg_rank >= 0;
+    if (auto w = parse_cut_watchdog_timeout(b, from_process_group_nccl)) return emit(EventKind::kWorkRecord, *w);
   }
   if (auto st = parse_pg_status(b)) return emit(EventKind::kPgStatus, *st);
   // The NCCL a serving framework's own wrapper loaded: a version report like

@@ -85,14 +85,18 @@ std::optional<WorkRecord> parse_work_record(std::string_view body) {
   return w;
 }
 
-std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body) {
+std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body, bool from_process_group_nccl) {
   size_t at = body.find("WorkNCCL(");
   if (at == std::string_view::npos) {
     // Cut before its record ("[Rank 62] Watchdog caught collective oper"):
     // a timeout, of a collective the line no longer names.
-    static constexpr std::string_view kStart = "Watchdog caught collective";
     static constexpr std::string_view kSentence = "Watchdog caught collective operation timeout: WorkNCCL(";
-    size_t sentence = body.find(kStart);
+    // Anywhere, the cut must keep "Watchdog caught collective" to be this
+    // sentence. On ProcessGroupNCCL's own [Rank N] line a cut after
+    // "Watchdog c" is enough: the only other message of its that begins with
+    // "Watchdog" is "Watchdog wrote aborted communicator id to store".
+    std::string_view start = from_process_group_nccl ? "Watchdog c" : "Watchdog caught collective";
+    size_t sentence = body.find(start);
     if (sentence == std::string_view::npos || !kSentence.starts_with(util::trim(body.substr(sentence))))
       return std::nullopt;
     WorkRecord w;

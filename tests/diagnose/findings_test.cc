@@ -421,6 +421,40 @@ TEST(StackWaitsInSave, AStackInACollectiveUnderTheSaveIsASaveStall) {
   EXPECT_EQ(find_rule(failed, "stack-waits-in-save"), nullptr);
 }
 
+// A frame of a module that only saves (DCP's saver, Megatron Core's async
+// save strategies) under the collective that timed out is a save stall in
+// every stack format; the loader's frames are not.
+TEST(StackWaitsInSave, AFrameOfASaveOnlyModuleIsTheSave) {
+  const std::string timeout =
+      "[rank5]:[E627 12:26:40.073493187 ProcessGroupNCCL.cpp:629] [Rank 5] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=29, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600014 "
+      "milliseconds before timing out.\n";
+  const std::string megatron =
+      "[rank5]:[E627 12:26:40.074084476 ProcessGroupNCCL.cpp:664] Stack trace of the failed collective: \n"
+      "#0 all_reduce from /usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py:2806\n"
+      "#1 wrapper from /usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py:81\n"
+      "#2 sync_all_async_calls from /usr/lib/python3/dist-packages/megatron/core/dist_checkpointing/strategies/"
+      "async_utils.py:149\n";
+  auto d = diagnose_log(timeout + megatron);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "stack-waits-in-save");
+  EXPECT_EQ(d.findings.front().category, "save_phase_stall");
+
+  auto dcp = diagnose_log(
+      "Thread 88 (idle): \"MainThread\"\n"
+      "    all_gather_object (torch/distributed/distributed_c10d.py:2450)\n"
+      "    gather_object (torch/distributed/checkpoint/utils.py:114)\n"
+      "    save (torch/distributed/checkpoint/state_dict_saver.py:154)\n");
+  ASSERT_TRUE(dcp.has_root_cause());
+  EXPECT_EQ(dcp.findings.front().rule, "stack-waits-in-save");
+
+  auto loading = diagnose_log(
+      timeout + "Traceback (most recent call last):\n"
+      "  File \"/opt/torch/distributed/checkpoint/state_dict_loader.py\", line 220, in load\n"
+      "  File \"/opt/torch/distributed/distributed_c10d.py\", line 2501, in all_gather_object\n");
+  EXPECT_EQ(find_rule(loading, "stack-waits-in-save"), nullptr);
+}
+
 // The phase lines before a timeout count only since the last training step:
 // an evaluation (or a save) that training went on from was over.
 TEST(PhaseBeforeStop, AnEvaluationJustEndedIsTheStallUnlessTrainingWentOn) {
@@ -974,6 +1008,24 @@ TEST(Stall, DataPreparedByAnUnnamedRankIsTheOneRankThatDidNotTimeOut) {
   ASSERT_TRUE(two.has_root_cause());
   EXPECT_EQ(two.findings.front().rule, "data-preparation-outlasted-timeout");
   EXPECT_TRUE(two.findings.front().culprit_ranks.empty()) << "ranks 1 and 3 timed out: 0 or 2 may be preparing";
+}
+
+// YOLO's image cache filling on the main process while rank 1's watchdog
+// fires, its line cut a few letters into the sentence (a paste, a terminal):
+// the cut is still a timeout, and the cache is the data preparation it waited
+// for; a cache that had filled is no stall.
+TEST(Stall, AnImageCacheStillFillingWhenACutWatchdogLineFiredIsDataPreparation) {
+  const std::string cut = "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c\n";
+  auto d = diagnose_log(
+      "train: Caching images (31.3GB ram):  85%|########4 | 35595/41999 [29:57<08:39, 12.34it/s]\n" + cut);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "data-preparation-outlasted-timeout");
+  EXPECT_EQ(d.findings.front().category, "straggler");
+  EXPECT_NE(find_rule(d, "nccl-watchdog-timeout"), nullptr) << "the cut line is rank 1's timeout";
+
+  auto cached = diagnose_log(
+      "train: Caching images (31.3GB ram): 100%|##########| 41999/41999 [38:01<00:00, 18.40it/s]\n" + cut);
+  EXPECT_EQ(find_rule(cached, "data-preparation-outlasted-timeout"), nullptr);
 }
 
 // Ranks 1-3 gave up fetching rank 0's ncclUniqueId (the store's 30-minute

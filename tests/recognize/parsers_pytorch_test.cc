@@ -66,6 +66,18 @@ TEST(ParsersPytorch, ReadsAWatchdogTimeoutCutInsideItsWorkNccl) {
   EXPECT_FALSE(parse_cut_watchdog_timeout("[Rank 62] Watchdog caught collective operation timeout: see above"))
       << "words after the sentence that are not its record: not a cut";
   EXPECT_FALSE(parse_cut_watchdog_timeout("the Watchdog caught collectives twice")) << "not the sentence";
+  // On ProcessGroupNCCL's own [Rank N] line, a cut after "Watchdog c" is still
+  // the sentence: its only other "Watchdog ..." message is the store write.
+  for (std::string_view cut : {"Watchdog c", "Watchdog caught coll", "Watchdog caught collective operation tim"}) {
+    auto short_cut = parse_cut_watchdog_timeout(cut, true);
+    ASSERT_TRUE(short_cut) << cut;
+    EXPECT_EQ(short_cut->context, "watchdog_timeout");
+    EXPECT_EQ(short_cut->seq, -1);
+  }
+  EXPECT_FALSE(parse_cut_watchdog_timeout("Watchdog c")) << "a short cut anywhere else is no timeout";
+  EXPECT_FALSE(parse_cut_watchdog_timeout("Watchdog ", true)) << "too short to tell the sentence";
+  EXPECT_FALSE(parse_cut_watchdog_timeout("Watchdog wrote aborted communicator id to store: 5", true));
+  EXPECT_FALSE(parse_cut_watchdog_timeout("Watchdog closed the store", true)) << "not the sentence's start";
   EXPECT_FALSE(parse_work_record("[Rank 4] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=28956,"))
       << "the strict reading still refuses it, so that a wrapped line is joined first";
 }

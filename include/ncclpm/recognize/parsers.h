@@ -44,7 +44,9 @@ std::optional<WorkRecord> parse_work_record(std::string_view body);        // B.
 /// A watchdog's timeout whose line was cut inside its WorkNCCL(...) (a search
 /// excerpt, a terminal's width) and never rejoined: the fields before the cut;
 /// cut before WorkNCCL( ("Watchdog caught collective oper"), none of them.
-std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body);
+/// `from_process_group_nccl`: the line is ProcessGroupNCCL.cpp's with its
+/// [Rank N] prefix, where a cut down to "Watchdog c" is still the sentence.
+std::optional<WorkRecord> parse_cut_watchdog_timeout(std::string_view body, bool from_process_group_nccl = false);
 std::optional<PgStatus> parse_pg_status(std::string_view body);            // B.4
 std::optional<DesyncReport> parse_desync_line(std::string_view body);      // B.8
 std::optional<Mismatch> parse_collective_mismatch(std::string_view body);  // B.8 DETAIL
