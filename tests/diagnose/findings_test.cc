@@ -1230,6 +1230,23 @@ TEST(SilentHang, AJobTheUserInterruptedIsReadUpToTheInterrupt) {
   ASSERT_TRUE(sigterm.has_root_cause());
   EXPECT_EQ(sigterm.findings.front().rule, "job-stopped-from-outside");
 }
+// NCCL's word that its build or the driver cannot be captured in a CUDA graph
+// is the versions, and the 'invalid usage' the capture then returns follows
+// from it; the same error without that word is no version finding.
+TEST(Versions, NcclThatCannotBeCapturedInAGraphIsABuildThatDoesNotFitTheDriver) {
+  const std::string usage =
+      "[rank0]: RuntimeError: NCCL error: invalid usage (run with NCCL_DEBUG=WARN for details)\n";
+  auto d = diagnose_log(
+      "iZ1pp06qu51oiorg7t0nrwZ:3615176:3615176 [0] misc/strongstream.cc:53 NCCL WARN NCCL cannot be captured in a "
+      "graph if either it wasn't built with CUDA runtime >= 11.3 or if the installed CUDA driver < R465.\n" + usage);
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "cuda-build-does-not-fit-driver-or-gpu");
+  EXPECT_EQ(d.findings.front().category, "version_mismatch");
+
+  auto bare = diagnose_log(usage);
+  EXPECT_EQ(find_rule(bare, "cuda-build-does-not-fit-driver-or-gpu"), nullptr);
+}
+
 TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
   std::string sigbus = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n"
                        "==== backtrace (tid:   3095) ====\n";
@@ -1240,10 +1257,22 @@ TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
   ASSERT_NE(crash, nullptr) << "the crash is still reported";
   EXPECT_FALSE(crash->root_cause) << "its only evidence is the bus error the shared-memory finding explains";
 
+  // Without NCCL's frames the kernel's reason still tells: a mapped page with
+  // nothing behind it (a data loader's shared tensor in /dev/shm, here).
   auto elsewhere = diagnose_log(sigbus + " 2 0x000000000007587d at::native::copy_()  ???:0\n");
   ASSERT_TRUE(elsewhere.has_root_cause());
-  EXPECT_EQ(elsewhere.findings.front().rule, "crash-signal");
+  EXPECT_EQ(elsewhere.findings.front().rule, "bus-error-unbacked-page");
+  EXPECT_EQ(elsewhere.findings.front().category, "nccl_setup_error");
   EXPECT_EQ(find_rule(elsewhere, "bus-error-inside-nccl"), nullptr);
+  EXPECT_EQ(find_rule(in_nccl, "bus-error-unbacked-page"), nullptr) << "one reading of the shared memory, not two";
+
+  // A bus error of another kind (a misaligned access) is a crash like any other.
+  auto misaligned = diagnose_log(
+      "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: invalid address alignment)\n"
+      "==== backtrace (tid:   3095) ====\n 2 0x000000000007587d at::native::copy_()  ???:0\n");
+  ASSERT_TRUE(misaligned.has_root_cause());
+  EXPECT_EQ(misaligned.findings.front().rule, "crash-signal");
+  EXPECT_EQ(find_rule(misaligned, "bus-error-unbacked-page"), nullptr);
 }
 
 }  // namespace
