@@ -36,6 +36,10 @@ const RE2& error_words() {
       // A crash handler's banner, its signal's name maybe on a later line
       // (Open MPI's and UCX's: "*** Process received signal ***", "Caught signal 11").
       R"(\*\*\* Process received signal|Caught signal \d+|)"
+      // A message that begins with the word, at whatever level its logger
+      // printed it (glog's "curl_transport.cc:444] Error [28]=Timeout was
+      // reached", a bare "Error while ..."): it reports an error.
+      R"((?:^|\]\s*)Error\b|)"
       // A native backtrace (glibc's backtrace_symbols: "libc.so.6(abort+0xc2)[0x7fda...]")
       // through abort() or raise(): the process was aborting when it was printed.
       R"(\((?:__GI_)?(?:abort|raise)\+0x[0-9a-f]+\)\[0x|)"

@@ -207,6 +207,22 @@ TEST(Lead, AConnectionThatCouldNotBeMadeIsASocketFailureByItsWords) {
   }
 }
 
+// A message that begins with "Error" reports one at whatever level it was
+// logged (a glog warning from a storage client here); the word inside a name
+// or a sentence is not one.
+TEST(Lead, AMessageThatBeginsWithErrorLeadsWhateverItsLevel) {
+  for (const char* line : {"W0000 00:00:1715498963.019816  583764 curl_transport.cc:444] Error [28]=Timeout was "
+                           "reached in curl operation\n",
+                           "Error while saving shard 3 of 8\n"}) {
+    auto d = diagnose_log(line);
+    ASSERT_TRUE(d.has_root_cause()) << line;
+    EXPECT_EQ(d.findings.front().rule, "earliest-error-line") << line;
+  }
+  for (const char* line : {"I0512 07:29:27.000000 41 metrics.cc:10] ErrorRate=0.00 over the last epoch\n",
+                           "step 300: the training Error is 0.12\n"})
+    EXPECT_FALSE(diagnose_log(line).has_root_cause()) << line;
+}
+
 // A failed work completion is an error line in any transport's words, even
 // one no parser knows (a plugin's "NET/IBP:" spelling, no NCCL prefix).
 TEST(Lead, AFailedWorkCompletionInAnUnknownSpellingStillLeads) {
