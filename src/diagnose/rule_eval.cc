@@ -174,11 +174,13 @@ class Evaluation {
       if (!fresh && at.line < it->second.line) it->second = at;
     };
     for (const TimeoutRecord& t : f_.timeouts) keep_first(t.at);
-    if (first_stop.empty()) {
+    if (first_stop.empty())
       for (const Failure& fl : f_.failures) keep_first(fl.at);
-    } else if (Status s = add_quiet_files(first_stop); !s) {
-      return s;
-    }
+    // A file that stopped on neither while another did went quiet: a rank's
+    // own file (the one preparing data while the others gave up waiting for
+    // it in the store) tells as the lines before a stop do in one console.
+    if (!first_stop.empty())
+      if (Status s = add_quiet_files(first_stop); !s) return s;
     // Nor a traceback: a C++ exception's trace or a store error is where the
     // process stopped (a store wait that timed out, printed without the
     // Python traceback above it).
@@ -208,9 +210,9 @@ class Evaluation {
     return lines;
   }
 
-  // A file that never timed out while others did is a stream that went quiet
-  // (the rank that was saving, or the script's own prints): its last lines
-  // tell what it was doing when the others began to wait.
+  // A file that never timed out (or failed) while others did is a stream that
+  // went quiet (the rank that was saving, or the script's own prints): its
+  // last lines tell what it was doing when the others began to wait.
   Status add_quiet_files(std::map<std::string, Located>& first_stop) {
     auto stmt = db_.prepare("SELECT rel_path FROM files WHERE job_id = ?1 AND lines_read > 0");
     if (!stmt) return stmt.take_error();

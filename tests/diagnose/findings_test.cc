@@ -1084,6 +1084,25 @@ TEST(Stall, RanksThatGaveUpOnRankZerosUniqueIdWaitedForItsDataPreparation) {
   EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{0}) << "the bar is not rank 1's";
 }
 
+// The same story in one file per rank: rank 0's file ends in its dataset's
+// map while rank 1's file fails waiting for rank 0's ncclUniqueId. The file
+// that never failed went quiet; its last lines tell what rank 0 was doing.
+TEST(Stall, ARankFileThatWentQuietInDataPreparationIsWhatTheOthersWaitedFor) {
+  const std::string waited =
+      "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    torch.distributed.barrier()\n"
+      "RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value "
+      "store by key '0', but store->get('0') got error: Socket Timeout\n";
+  const std::string preparing = "Map:  20%|##        | 273000/1332406 [32:01<1:40:12, 176.20 examples/s]\n";
+  auto d = diagnose_files({{"rank0.log", preparing}, {"rank1.log", waited}});
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "data-preparation-outlasted-timeout");
+  EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{0});
+
+  auto done = diagnose_files({{"rank0.log", "Map: 100%|##########| 1332406/1332406 [41:07<00:00, 540.10 examples/s]\n"},
+                              {"rank1.log", waited}});
+  EXPECT_EQ(find_rule(done, "data-preparation-outlasted-timeout"), nullptr) << "a finished map is no stall";
+}
+
 // Frameworks print save and evaluation markers on the main process only: a
 // marker without a rank was rank 0's, unless rank 0 itself waited.
 TEST(Stall, ASaveMarkerWithoutARankWasTheMainProcesssUnlessRankZeroWaited) {
