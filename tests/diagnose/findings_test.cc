@@ -1265,6 +1265,27 @@ TEST(SilentHang, AJobTheUserInterruptedIsReadUpToTheInterrupt) {
   ASSERT_TRUE(sigterm.has_root_cause());
   EXPECT_EQ(sigterm.findings.front().rule, "job-stopped-from-outside");
 }
+// Slurm's own report that it killed a task for memory is the cause; the
+// step's cancellation it printed next is the cascade, not a stop from outside.
+TEST(Crash, ALaunchersOwnOutOfMemoryKillIsTheCauseAndTheCancelItsCascade) {
+  auto d = diagnose_log(
+      "srun: error: as01r3b17: task 3: Out Of Memory\n"
+      "srun: Terminating StepId=4777403.0\n"
+      "slurmstepd: error: *** STEP 4777403.0 ON as01r3b17 CANCELLED AT 2024-08-16T19:36:54 ***\n"
+      "slurmstepd: error: Detected 1 oom_kill event in StepId=4777403.0. Some of the step tasks have been OOM "
+      "Killed.\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "launcher-killed-for-memory");
+  EXPECT_EQ(d.findings.front().category, "rank_crash_oom");
+  EXPECT_EQ(d.findings.front().culprit_ranks, std::vector<int>{3});
+  const diagnose::Finding* stop = find_rule(d, "job-stopped-from-outside");
+  ASSERT_NE(stop, nullptr) << "the cancel is still shown";
+  EXPECT_FALSE(stop->root_cause) << "the cancel followed the kill";
+
+  auto terminated = diagnose_log("srun: error: node024: tasks 0-7: Terminated\n");
+  EXPECT_EQ(find_rule(terminated, "launcher-killed-for-memory"), nullptr);
+}
+
 // NCCL's word that its build or the driver cannot be captured in a CUDA graph
 // is the versions, and the 'invalid usage' the capture then returns follows
 // from it; the same error without that word is no version finding.
