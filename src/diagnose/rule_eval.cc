@@ -179,8 +179,9 @@ class Evaluation {
     // A file that stopped on neither while another did went quiet: a rank's
     // own file (the one preparing data while the others gave up waiting for
     // it in the store) tells as the lines before a stop do in one console.
-    if (!first_stop.empty())
+    if (!first_stop.empty()) {
       if (Status s = add_quiet_files(first_stop); !s) return s;
+    }
     // Nor a traceback: a C++ exception's trace or a store error is where the
     // process stopped (a store wait that timed out, printed without the
     // Python traceback above it).

@@ -3,9 +3,9 @@
 // The stall rules against the frameworks' own phase messages: every row of
 // fixtures/phase-markers/markers.tsv (format strings read from Transformers,
 // Accelerate, DeepSpeed, Lightning, Megatron-LM, Composer, torchtune, TRL,
-// OpenRLHF, NeMo, YOLOv5 and ultralytics, each with a rendered example) that names a rule must be
-// recognized by that rule, so a rule holds for the whole family of messages
-// it claims, not for the one incident it was written for.
+// OpenRLHF, NeMo, YOLOv5 and ultralytics, each with a rendered example) that
+// names a rule must be recognized by that rule, so a rule holds for the whole
+// family of messages it claims, not for the one incident it was written for.
 #include <gtest/gtest.h>
 
 #include <fstream>
