@@ -363,6 +363,25 @@ void network_error_logged_first_leads(std::vector<Finding>& findings) {
   }
 }
 
+// A crash logged without a rank (a framework's own line, a traceback pasted
+// bare) was the failure of the worker its launcher says failed first.
+void crashed_rank_from_launcher(std::vector<Finding>& findings, const JobFacts& facts) {
+  if (!facts.launcher_first_failed) return;
+  const Located& exit = *facts.launcher_first_failed;
+  std::string host = exit.host;
+  if (auto h = facts.host_of_rank.find(exit.rank); host.empty() && h != facts.host_of_rank.end()) host = h->second;
+  for (Finding& f : findings) {
+    if (!f.root_cause || !is_crash(f.category) || !f.culprit_ranks.empty()) continue;
+    bool same_host = f.culprit_hosts.empty() || host.empty() ||
+                     std::find(f.culprit_hosts.begin(), f.culprit_hosts.end(), host) != f.culprit_hosts.end();
+    if (!same_host) continue;
+    f.culprit_ranks = {exit.rank};
+    if (f.culprit_hosts.empty() && !host.empty()) f.culprit_hosts = {host};
+    f.summary += " Its line names no rank; the launcher reports rank " + std::to_string(exit.rank) +
+                 " as the first to fail (" + exit.file + ":" + std::to_string(exit.line) + ").";
+  }
+}
+
 void order_findings(std::vector<Finding>& findings) {
   stop_before_failures_leads(findings);
   nccl_words_explain_result_code(findings);
@@ -688,6 +707,7 @@ Result<Diagnosis> run(store::Connection& db, int64_t job_id, const rules::RuleSe
   // Not an error line anywhere (but the user's Ctrl-C): where the logs stop
   // may still tell.
   if (Status s = add_where_the_logs_stop(db, job_id, rules, d.findings); !s) return s.take_error();
+  crashed_rank_from_launcher(d.findings, facts);
   order_findings(d.findings);
   d.ranks = rank_states(facts, a);
   add_phases(d.ranks, d.findings, facts, a);

@@ -130,6 +130,27 @@ void drop_restated_timeouts(std::vector<TimeoutRecord>& timeouts, const std::vec
   timeouts = std::move(kept);
 }
 
+// The rank a launcher names as the first to fail: torchrun's Root Cause
+// entry, else the one rank that mpirun or srun saw exit by itself (a signal
+// other than the launcher's SIGTERM, or a non-zero code). Two ranks with no
+// order between them name none.
+std::optional<Located> launcher_first_failed(const std::vector<Failure>& failures) {
+  auto names_own_exit = [](const Failure& fl) {
+    bool names_rank = fl.kind.starts_with("process_exit:elastic_summary:") || fl.kind.starts_with("process_exit:srun:") ||
+                      fl.kind.starts_with("process_exit:mpirun:");
+    return names_rank && !fl.cascade && fl.at.rank >= 0;
+  };
+  for (const Failure& fl : failures)
+    if (names_own_exit(fl) && fl.first_observed) return fl.at;
+  std::optional<Located> only;
+  for (const Failure& fl : failures) {
+    if (!names_own_exit(fl)) continue;
+    if (only && only->rank != fl.at.rank) return std::nullopt;
+    only = fl.at;
+  }
+  return only;
+}
+
 }  // namespace
 
 Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
@@ -215,7 +236,8 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
       });
   if (!s) return s.take_error();
   s = each_row(db,
-      std::string("SELECT ") + kLocatedColumns + ", x.exit_code, x.signal, x.source, x.rank" + rows_of("process_exits x") +
+      std::string("SELECT ") + kLocatedColumns + ", x.exit_code, x.signal, x.source, x.rank, x.root_cause_block" +
+          rows_of("process_exits x") +
           "WHERE e.job_id = ?1 AND x.exit_code IS NOT NULL AND x.exit_code != 0",
       job_id, [&](const store::Statement& r) {
         Failure fl;
@@ -228,6 +250,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
         if (signal.empty() && code == -15) signal = "SIGTERM";
         fl.kind = "process_exit:" + r.column_text(8) + ":" + signal;
         fl.cascade = signal == "SIGTERM";  // the launcher stopping the others
+        fl.first_observed = r.column_int(10) != 0;
         f.failures.push_back(std::move(fl));
       });
   if (!s) return s.take_error();
@@ -235,6 +258,7 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
     if ((a.at.ts_us == 0) != (b.at.ts_us == 0)) return a.at.ts_us != 0;
     return std::tie(a.at.ts_us, a.at.file, a.at.line, a.kind) < std::tie(b.at.ts_us, b.at.file, b.at.line, b.kind);
   });
+  f.launcher_first_failed = launcher_first_failed(f.failures);
 
   s = each_row(db,
       "SELECT n.name, n.value, count(*) FROM nccl_env n WHERE n.job_id = ?1 GROUP BY n.name, n.value"

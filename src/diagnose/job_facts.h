@@ -53,6 +53,7 @@ struct Failure {
   std::string what;  ///< "torch.OutOfMemoryError", "exit -9 (SIGKILL)", "NCCL WARN ..."
   std::string kind;  ///< event kind
   bool cascade = false;  ///< raised because another rank failed (DistBackendError, ...)
+  bool first_observed = false;  ///< torchrun's "Root Cause (first observed failure)" entry
 };
 
 /// An NCCL_* setting the job set that its NCCL does not read.
@@ -141,6 +142,7 @@ struct JobFacts {
   std::set<int> cut_timeout_ranks;               ///< reported a timeout in a line cut before its record
   std::vector<StatusRecord> statuses;
   std::vector<Failure> failures;                 ///< tracebacks and hard exits, in time order
+  std::optional<Located> launcher_first_failed;  ///< the exit of the one rank the launcher says failed first
   std::map<std::string, std::string> nccl_env;   ///< NCCL_* set by environment
   std::map<std::string, std::vector<Located>> nccl_versions;  ///< version -> banners
   std::vector<CollStats> coll_stats;             ///< per rank, world-size communicator

@@ -21,6 +21,22 @@ bool names_a_stalled_phase(const rules::Rule& r) {
          r.scope == rules::Scope::kCulpritTail && r.builtin.empty() && r.also.empty() && r.absent_fired.empty();
 }
 
+// The last physical line of a stored line (a traceback is stored whole), trimmed.
+std::string last_physical_line(std::string_view text) {
+  if (size_t nl = text.rfind('\n'); nl != std::string_view::npos) text.remove_prefix(nl + 1);
+  return std::string(util::trim(text));
+}
+
+// A last line that is no message of its own but the start of one cut off:
+// the start of the line before ("[rank3]: Waiting for" under "[rank3]:
+// Waiting for the others"), or a word cut short ("INFO:r", "[rank7]:", "Fil").
+bool is_cut_short(std::string_view last, std::string_view before) {
+  constexpr size_t kLongestCutWord = 20;
+  bool start_of_before = last.size() < before.size() && before.starts_with(last);
+  bool cut_word = last.size() <= kLongestCutWord && last.find_first_of(" \t") == std::string_view::npos;
+  return start_of_before || cut_word;
+}
+
 // What to change, by phase: the stall rule's own advice says it for start-up.
 std::string phase_advice(const rules::Rule& rule) {
   if (rule.category == "save_phase_stall")
@@ -124,9 +140,18 @@ Result<std::optional<Finding>> logs_end_in_stall_phase(store::Connection& db, in
     if (!last) return last.take_error();
     if (!*last) continue;
     Evidence at = std::move(**last);
-    std::string_view text = at.text;
-    if (size_t nl = text.rfind('\n'); nl != std::string_view::npos) text.remove_prefix(nl + 1);
-    at.text = std::string(util::trim(text));
+    at.text = last_physical_line(at.text);
+    // A file cut inside its last line (a paste's or a killed writer's end)
+    // ends, whole, at the line before.
+    auto before = last_line(files[k].first, files[k].second, at.line);
+    if (!before) return before.take_error();
+    if (*before) {
+      std::string whole = last_physical_line((*before)->text);
+      if (is_cut_short(at.text, whole)) {
+        at = std::move(**before);
+        at.text = std::move(whole);
+      }
+    }
     for (size_t i : candidates) {
       if (!rules.rule_matches(i, at.text) || rules.rule_excludes(i, at.text)) continue;
       found = describe(rules.rules()[i], std::move(at), interrupt);

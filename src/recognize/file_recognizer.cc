@@ -383,7 +383,7 @@ bool FileRecognizer::recognize_launcher(const PhysicalLine& line, const Frame& f
       e.ts_us = stopped.to_us();
       e.ts_has_year = stopped.has_year();
     }
-    if (x->rank >= 0 && x->source == "srun") e.rank = x->rank;
+    if (x->rank >= 0 && (x->source == "srun" || x->source == "mpirun")) e.rank = x->rank;
     if (!x->host.empty()) e.host = x->host;
     if (x->local_rank >= 0 && e.local_rank < 0 && x->source != "deepspeed") e.local_rank = x->local_rank;
     e.detail = *x;

@@ -312,6 +312,18 @@ std::optional<ProcessExit> parse_process_exit(std::string_view b) {
     e.rank = static_cast<int>(to_int(task.substr(0, task.find_first_of(",-"))));
     e.exit_code = code.empty() ? INT64_MIN : to_int(code);
     e.signal = how;
+  } else if (contains(b, "noticed that process rank ")) {
+    // Open MPI's mpirun (help-orterun.txt [orterun:proc-aborted-strsignal]):
+    // "mpirun noticed that process rank 0 with PID 4711 on node n1 exited on
+    // signal 9 (Killed)." PRRTE wraps before "signal": then it is not known.
+    static const RE2 re(R"(noticed that process rank (\d+) with PID (\d+) on node (\S+) exited on(?: signal (\d+))?)");
+    std::string rank, signal;
+    if (!RE2::PartialMatch(sp(b), re, &rank, &pid, &host, &signal)) return std::nullopt;
+    e.source = "mpirun";
+    e.rank = static_cast<int>(to_int(rank));
+    e.pid = to_int(pid);
+    e.host = host;
+    e.exit_code = signal.empty() ? INT64_MIN : -to_int(signal);
   } else if (contains(b, " CANCELLED AT ")) {
     // slurmstepd: error: *** STEP 1234.0 ON node07 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***
     // (req.c): Slurm stopped the step on that host; no exit code is known.

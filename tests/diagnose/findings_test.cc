@@ -1331,5 +1331,64 @@ TEST(Crash, ABusErrorInsideNcclIsSharedMemoryAndTheCrashItsSymptom) {
   EXPECT_EQ(find_rule(misaligned, "bus-error-unbacked-page"), nullptr);
 }
 
+// A crash printed without a rank belongs to the worker the launcher says
+// failed first: mpirun's "noticed that process rank N", srun's failed task.
+// Two ranks the launcher saw fail, in no order, name none.
+TEST(Crash, ACrashWithoutARankIsTheRankItsLauncherSawFailFirst) {
+  auto mpirun = diagnose_log(
+      "2021-07-24 11:06:12.450522: I tensorflow/stream_executor/cuda/cuda_driver.cc:745] failed to allocate 373.25M "
+      "(391379200 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n"
+      "mpirun noticed that process rank 2 with PID 4711 on node gpu07 exited on signal 9 (Killed).\n");
+  ASSERT_TRUE(mpirun.has_root_cause());
+  EXPECT_EQ(mpirun.findings.front().category, "rank_crash_oom");
+  EXPECT_EQ(mpirun.findings.front().culprit_ranks, std::vector<int>{2});
+  EXPECT_EQ(mpirun.findings.front().culprit_hosts, std::vector<std::string>{"gpu07"});
+
+  auto srun = diagnose_log(
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+      "srun: error: node-b: task 9: Exited with exit code 1\n");
+  ASSERT_TRUE(srun.has_root_cause());
+  EXPECT_EQ(srun.findings.front().category, "cuda_error");
+  EXPECT_EQ(srun.findings.front().culprit_ranks, std::vector<int>{9});
+
+  auto two = diagnose_log(
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+      "srun: error: node-b: task 9: Exited with exit code 1\n"
+      "srun: error: node-a: task 3: Exited with exit code 1\n");
+  ASSERT_TRUE(two.has_root_cause());
+  EXPECT_TRUE(two.findings.front().culprit_ranks.empty());
+}
+
+// PyTorch prints a failed CUDA call as "CUDA error: " and the runtime's own
+// string; the CUDA catalogue (rules/catalog/cuda.tsv, from libcudart) names
+// every one, also inside the watchdog's exception, whose own words are only
+// the report of it.
+TEST(Crash, EveryCudaRuntimeErrorStringIsNamedByItsCatalogue) {
+  auto capture = diagnose_log(
+      "[E ProcessGroupNCCL.cpp:830] [Rank 10] NCCL watchdog thread terminated with exception: CUDA error: operation "
+      "not permitted when stream is capturing\n");
+  ASSERT_TRUE(capture.has_root_cause());
+  EXPECT_EQ(capture.findings.front().category, "cuda_error");
+
+  auto ordinal = diagnose_log("RuntimeError: CUDA error: no CUDA-capable device is detected\n");
+  ASSERT_TRUE(ordinal.has_root_cause());
+  EXPECT_EQ(ordinal.findings.front().category, "init_failure");
+}
+
+// A file cut inside its last line ends, whole, at the line before: the wait
+// PyTorch's store-based barrier repeats is where the job stopped, not "INFO:r".
+TEST(Stall, ALastLineCutShortIsReadAsTheLineBefore) {
+  const std::string wait =
+      "INFO:root:Waiting in store based barrier to initialize process group for rank: 5, key: "
+      "store_based_barrier_key:1 (world_size=8, worker_count=7, timeout=0:30:00)\n";
+  auto cut = diagnose_log(wait + wait + "INFO:r\n");
+  ASSERT_TRUE(cut.has_root_cause());
+  EXPECT_EQ(cut.findings.front().rule, "logs-end-in-phase");
+  EXPECT_EQ(cut.findings.front().category, "init_failure");
+  // A last line with words of its own is a line, and says nothing of a phase.
+  auto moved_on = diagnose_log(wait + "INFO:root:Rank 5: Completed store-based barrier for key:store_based_barrier_key:1 with 8 nodes.\n");
+  EXPECT_EQ(find_rule(moved_on, "logs-end-in-phase"), nullptr);
+}
+
 }  // namespace
 }  // namespace ncclpm

@@ -463,6 +463,23 @@ TEST(ParsersPytorch, RejectsElasticFailedLineCutBeforePid) {
   EXPECT_FALSE(parse_process_exit("failed (exitcode: 1) local_rank: 0"));
 }
 
+TEST(ParsersPytorch, ParsesOpenMpisReportOfARankKilledBySignal) {
+  auto e = parse_process_exit(
+      "mpirun noticed that process rank 0 with PID 0 on node localhost exited on signal 9 (Killed).");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->source, "mpirun");
+  EXPECT_EQ(e->rank, 0);
+  EXPECT_EQ(e->pid, 0);
+  EXPECT_EQ(e->host, "localhost");
+  EXPECT_EQ(e->exit_code, -9);
+  EXPECT_EQ(e->signal, "SIGKILL");
+  // PRRTE wraps the line before "signal": the rank is known, the signal not.
+  auto wrapped = parse_process_exit("prterun noticed that process rank 3 with PID 812 on node n2 exited on");
+  ASSERT_TRUE(wrapped);
+  EXPECT_EQ(wrapped->rank, 3);
+  EXPECT_EQ(wrapped->exit_code, INT64_MIN);
+}
+
 TEST(ParsersPytorch, ParsesSrunTaskExits) {
   auto e = parse_process_exit("srun: error: node-b: task 9: Exited with exit code 1");
   ASSERT_TRUE(e);

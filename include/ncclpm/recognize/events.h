@@ -119,7 +119,7 @@ struct Traceback {
 };
 
 struct ProcessExit {
-  std::string source;   ///< elastic_summary, elastic_failed, error_json, srun, deepspeed
+  std::string source;   ///< elastic_summary, elastic_failed, error_json, srun, mpirun, deepspeed, ...
   int rank = -1, local_rank = -1;
   int64_t pid = -1;
   int64_t exit_code = INT64_MIN;  ///< INT64_MIN: not known
