@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -146,6 +147,10 @@ NamedLine telling_named_line(std::string_view text, const std::string& kind, con
 // An exception named by its type: out of memory, a CUDA error, a crash.
 std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const vocab::Catalog& catalog) {
   auto [line, entry] = telling_named_line(at.text, kind, catalog);
+  // A line without a letter names no error: the "{" that opens the JSON an
+  // error handler prints at ERROR level, a row of dashes. What follows says it.
+  if (std::none_of(line.begin(), line.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }))
+    return std::nullopt;
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
   // PyTorch's "NCCL error in: ..." says only the result; NCCL's own words
@@ -626,6 +631,39 @@ void promote_the_leads_reading(Lead& lead_of_job, std::vector<Finding>& findings
   lead.root_cause = false;
 }
 
+// A Python exception whose message is one the catalogue names as a cause of
+// another kind (c10d's own words raised as a plain exception: "ValueError:
+// host not found: Name or service not known" from the store's address
+// lookup): the catalogue's reading is the diagnosis, and the exception is how
+// the rank died of it.
+void catalogue_reads_the_exception(const std::vector<ErrorLine>& errors, const JobFacts& facts,
+                                   std::vector<Finding>& findings) {
+  std::vector<Finding> named;
+  for (Finding& f : findings) {
+    if (f.rule != "python-exception" || !f.root_cause || f.evidence.empty()) continue;
+    const Evidence& at = f.evidence.front();
+    auto e = std::find_if(errors.begin(), errors.end(), [&](const ErrorLine& e) {
+      return e.at.file == at.file && e.at.line == at.line && !e.catalog.empty() && e.role == "cause" &&
+             e.category != f.category;
+    });
+    if (e == errors.end()) continue;
+    Finding reading = finding_of("exception-catalogued", e->category, "The exception's message is a known failure",
+                                 e->severity, f.confidence, true);
+    reading.culprit_ranks = f.culprit_ranks;
+    reading.culprit_hosts = f.culprit_hosts;
+    reading.evidence = f.evidence;
+    reading.first_ts_us = f.first_ts_us;
+    reading.summary = "The exception on " + where(e->at, facts) + ", " + std::string(util::clip(e->at.text, 200)) +
+                      ", is a message the " + e->catalog + " catalogue names as " + e->category + " (" + e->source +
+                      ").";
+    reading.advice = advice_for(e->category, e->catalog);
+    f.root_cause = false;
+    f.summary += " Its message is one the catalogue names as " + e->category + ": the exception-catalogued finding.";
+    named.push_back(std::move(reading));
+  }
+  for (Finding& r : named) findings.push_back(std::move(r));
+}
+
 Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, const vocab::Catalog& catalog,
                               const std::vector<ScannedLine>& nccl_lines, std::vector<Finding>& findings) {
   for (Finding& f : catalogued_nccl_warnings(nccl_error_lines(nccl_lines, catalog), facts, findings))
@@ -638,6 +676,7 @@ Status add_catalogue_findings(store::Connection& db, const JobFacts& facts, cons
   if (specific_cause && (has_init || !facts.timeouts.empty())) return Ok{};
   auto errors = error_lines(db, facts, catalog);
   if (!errors) return errors.take_error();
+  catalogue_reads_the_exception(*errors, facts, findings);
   if (!specific_cause) {
     auto lead = earliest_error_lead(*errors, facts);
     // A catalogued cause says more than the symptom; a line named only by its

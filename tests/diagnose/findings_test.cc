@@ -1390,5 +1390,42 @@ TEST(Stall, ALastLineCutShortIsReadAsTheLineBefore) {
   EXPECT_EQ(find_rule(moved_on, "logs-end-in-phase"), nullptr);
 }
 
+// c10d's own words raised as a plain Python exception are what the
+// catalogue names them: "host not found" from the store's address lookup is
+// a start-up failure, and the exception is how the rank died of it.
+TEST(Lead, AnExceptionWhoseMessageTheCatalogueNamesIsThatFailure) {
+  auto d = diagnose_log(
+      "Traceback (most recent call last):\n"
+      "  File \"/usr/lib/python3.7/site-packages/torch/distributed/rendezvous.py\", line 143, in "
+      "_env_rendezvous_handler\n"
+      "    store = TCPStore(master_addr, master_port, start_daemon)\n"
+      "ValueError: host not found: Name or service not known\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "exception-catalogued");
+  EXPECT_EQ(d.findings.front().category, "init_failure");
+  const diagnose::Finding* crash = find_rule(d, "python-exception");
+  ASSERT_NE(crash, nullptr) << "the exception is still shown";
+  EXPECT_FALSE(crash->root_cause);
+  // An exception the catalogue does not name stays a crash.
+  auto plain = diagnose_log("Traceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n"
+                            "KeyError: 'labels'\n");
+  ASSERT_TRUE(plain.has_root_cause());
+  EXPECT_EQ(plain.findings.front().rule, "python-exception");
+}
+
+// A line without a letter names no error, whatever its level: the "{" that
+// opens the JSON torchelastic's error handler prints is not the lead, the
+// exception inside it is.
+TEST(Lead, ALineWithoutALetterIsNoErrorLine) {
+  auto d = diagnose_log(
+      "ERROR:torch.distributed.elastic.multiprocessing.errors.error_handler:{\n"
+      "  \"message\": {\n"
+      "    \"message\": \"RendezvousClosedError: \",\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "init_failure");
+  ASSERT_FALSE(d.findings.front().evidence.empty());
+  EXPECT_NE(d.findings.front().evidence.front().text, "{");
+}
+
 }  // namespace
 }  // namespace ncclpm
