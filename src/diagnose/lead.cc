@@ -144,13 +144,17 @@ NamedLine telling_named_line(std::string_view text, const std::string& kind, con
   return {line, catalog.classify(line)};
 }
 
+// A line without a letter names no error: the "{" that opens the JSON
+// torchelastic's error handler prints at ERROR level, a row of dashes. What
+// follows says it.
+bool names_nothing(std::string_view line) {
+  return std::none_of(line.begin(), line.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+}
+
 // An exception named by its type: out of memory, a CUDA error, a crash.
 std::optional<ErrorLine> classify(const Located& at, const std::string& kind, const vocab::Catalog& catalog) {
   auto [line, entry] = telling_named_line(at.text, kind, catalog);
-  // A line without a letter names no error: the "{" that opens the JSON an
-  // error handler prints at ERROR level, a row of dashes. What follows says it.
-  if (std::none_of(line.begin(), line.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }))
-    return std::nullopt;
+  if (names_nothing(line)) return std::nullopt;
   ErrorLine e{at, kind, "", "error", "either", ""};
   e.at.text = std::string(line);
   // PyTorch's "NCCL error in: ..." says only the result; NCCL's own words

@@ -317,10 +317,41 @@ bool peel_glog(std::string_view& rest, Frame& f) {
 }
 
 // [2024-02-01 09:14:29,497] torch.distributed.elastic.multiprocessing.api: [WARNING] msg
+// torchelastic's own format, "[%(levelname)s] %(asctime)s %(module)s:
+// %(message)s" (pytorch/elastic, and torch 1.9's elastic agent):
+// [ERROR] 2021-09-13 22:18:26,678 error_handler: msg
+bool peel_torchelastic_logging(std::string_view& s, Frame& f) {
+  for (std::string_view level : kPythonLevels) {
+    size_t i = level.size() + 3;  // "[LEVEL] "
+    if (s.size() <= i || s[0] != '[' || s.substr(1, level.size()) != level || s.substr(i - 2, 2) != "] ") continue;
+    Timestamp ts;
+    size_t n = parse_date_time(s.substr(i), ts);
+    if (n == 0) return false;
+    i += n;
+    if (!consume(s, i, " ")) return false;
+    size_t colon = s.find(": ", i);
+    constexpr size_t kLongestModule = 64;
+    if (colon == std::string_view::npos || colon == i || colon - i > kLongestModule) return false;
+    std::string_view module = s.substr(i, colon - i);
+    if (!std::all_of(module.begin(), module.end(), [](char c) { return is_host_char(c); })) return false;
+    f.producer = Producer::kPyLogging;
+    f.severity = severity_letter(level[0]);
+    f.src_file = module;
+    f.ts = ts;
+    s = s.substr(colon + 2);
+    return true;
+  }
+  return false;
+}
+
 // WARNING:torch.distributed.elastic.multiprocessing.api:msg
 // 2024-02-01 09:14:29,497 - INFO - msg
 bool peel_py_logging(std::string_view& rest, Frame& f) {
   std::string_view s = rest;
+  if (peel_torchelastic_logging(s, f)) {
+    rest = s;
+    return true;
+  }
   if (!s.empty() && s[0] == '[') {
     Timestamp ts;
     size_t n = parse_date_time(s.substr(1), ts);

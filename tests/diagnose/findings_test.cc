@@ -1425,6 +1425,19 @@ TEST(Lead, ALineWithoutALetterIsNoErrorLine) {
   EXPECT_EQ(d.findings.front().category, "init_failure");
   ASSERT_FALSE(d.findings.front().evidence.empty());
   EXPECT_NE(d.findings.front().evidence.front().text, "{");
+  // torchelastic's own format ("[ERROR] <time> error_handler: {"): the brace
+  // after its module's name is still nothing.
+  auto elastic = diagnose_log(
+      "[ERROR] 2021-09-13 22:18:26,678 error_handler: {\n"
+      "  \"message\": {\n"
+      "    \"message\": \"RendezvousConnectionError: The connection to the C10d store has failed.\",\n");
+  ASSERT_TRUE(elastic.has_root_cause());
+  ASSERT_FALSE(elastic.findings.front().evidence.empty());
+  EXPECT_EQ(elastic.findings.front().evidence.front().text.find('{'), std::string::npos);
+  // An NCCL error trace's file:line is no logger's name: the trace is an error line.
+  auto trace = diagnose_log("node1:1234:1290 [0] NCCL INFO init.cc:1295 -> 2\n");
+  ASSERT_TRUE(trace.has_root_cause());
+  EXPECT_EQ(trace.findings.front().rule, "earliest-error-line");
 }
 
 }  // namespace

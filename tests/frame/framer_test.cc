@@ -405,6 +405,23 @@ TEST(Framer, PeelsBasicPythonLogFormatUpTo21) {
   EXPECT_EQ(f.body, "Sending process 2334 closing signal SIGTERM");
 }
 
+TEST(Framer, PeelsTorchelasticsOwnLogFormat) {
+  Framer framer;
+  Frame f = framer.frame("[ERROR] 2021-09-13 22:18:26,678 error_handler: {");
+  EXPECT_EQ(f.producer, Producer::kPyLogging);
+  EXPECT_EQ(f.severity, 'E');
+  EXPECT_EQ(f.src_file, "error_handler");
+  EXPECT_EQ(f.ts.year, 2021);
+  EXPECT_EQ(f.ts.micros, 678000);
+  EXPECT_EQ(f.body, "{");
+  Frame info = framer.frame("[INFO] 2020-11-16 05:37:30,257 api: [default] All workers successfully finished.");
+  EXPECT_EQ(info.severity, 'I');
+  EXPECT_EQ(info.body, "[default] All workers successfully finished.");
+  // A bracketed level followed by no time is some other format.
+  Frame other = framer.frame("[INFO] loading the model: done");
+  EXPECT_NE(other.body, "done");
+}
+
 TEST(Framer, RejectsDeepSpeedPrefixWithoutSourceLocation) {
   Framer framer;
   Frame f = framer.frame("[2024-05-01 10:00:00,123] [INFO] no location here");
