@@ -316,7 +316,6 @@ bool peel_glog(std::string_view& rest, Frame& f) {
   return true;
 }
 
-// [2024-02-01 09:14:29,497] torch.distributed.elastic.multiprocessing.api: [WARNING] msg
 // torchelastic's own format, "[%(levelname)s] %(asctime)s %(module)s:
 // %(message)s" (pytorch/elastic, and torch 1.9's elastic agent):
 // [ERROR] 2021-09-13 22:18:26,678 error_handler: msg
@@ -344,6 +343,7 @@ bool peel_torchelastic_logging(std::string_view& s, Frame& f) {
   return false;
 }
 
+// [2024-02-01 09:14:29,497] torch.distributed.elastic.multiprocessing.api: [WARNING] msg
 // WARNING:torch.distributed.elastic.multiprocessing.api:msg
 // 2024-02-01 09:14:29,497 - INFO - msg
 bool peel_py_logging(std::string_view& rest, Frame& f) {
