@@ -58,7 +58,9 @@ recognize::Event document_event(recognize::EventKind kind, const discover::Disco
   return e;
 }
 
-// "[[4096, 1024]]" -> 4194304: elements summed over tensors.
+// "[[4096, 1024]]" -> 4194304: elements summed over tensors. -1 (not known)
+// where the sizes are no shapes: a negative dimension, or a count past int64
+// (a damaged or hostile dump; found by fuzzing).
 int64_t numel(element sizes) {
   simdjson::dom::array tensors;
   if (sizes.get_array().get(tensors) != simdjson::SUCCESS) return -1;
@@ -69,9 +71,10 @@ int64_t numel(element sizes) {
     int64_t n = 1;
     for (element d : dims) {
       int64_t v = 0;
-      if (d.get_int64().get(v) == simdjson::SUCCESS) n *= v;
+      if (d.get_int64().get(v) != simdjson::SUCCESS) continue;
+      if (v < 0 || __builtin_mul_overflow(n, v, &n)) return -1;
     }
-    total += n;
+    if (__builtin_add_overflow(total, n, &total)) return -1;
   }
   return total;
 }

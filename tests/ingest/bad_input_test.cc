@@ -177,6 +177,31 @@ TEST(BadInput, BinaryGarbageIsSkippedAndReported) {
   EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM files WHERE status = 'skipped' AND kind = 'binary'"), 1);
 }
 
+// Tensor sizes in a Flight Recorder dump whose element count does not fit
+// in int64, or that are no shape (a negative dimension), are an unknown
+// count, not a wrapped one (signed overflow, found by fuzzing:
+// tests/fuzz-inputs/flight_recorder/sizes-whose-count-overflows).
+TEST(BadInput, FlightRecorderSizesPastInt64AreAnUnknownCount) {
+  TempDir t;
+  auto entry = [](int id, const std::string& sizes) {
+    return "{\"record_id\": " + std::to_string(id) + ", \"pg_id\": 0, \"process_group\": [\"0\", \"default_pg\"], "
+           "\"collective_seq_id\": " + std::to_string(id) + ", \"profiling_name\": \"nccl:all_reduce\", "
+           "\"input_sizes\": " + sizes + ", \"output_sizes\": " + sizes + ", \"state\": \"completed\"}";
+  };
+  write_file(t / "logs/nccl_trace_rank_0.json",
+             "{\"version\": \"2.4\", \"pg_config\": {\"0\": {\"name\": \"0\", \"desc\": \"default_pg\", "
+             "\"ranks\": \"[0, 1]\"}}, \"entries\": [" +
+                 entry(1, "[[4096, 1024]]") + ", " + entry(2, "[[4294967297, 4294967296]]") + ", " +
+                 entry(3, "[[4611686018427387904], [4611686018427387904], [4611686018427387904], "
+                          "[4611686018427387904], [5]]") +
+                 ", " + entry(4, "[[-3, 4]]") + "]}");
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT numel_in FROM flight_recorder_entries WHERE record_id = 1"), 4194304);
+  // Wrapped, these would read 2^32 and 5 elements.
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM flight_recorder_entries WHERE record_id > 1 AND numel_in IS NULL"), 3);
+}
+
 TEST(BadInput, HundredThousandTinyFilesAreAllIngested) {
   TempDir t;
   for (int i = 0; i < 100000; ++i)
