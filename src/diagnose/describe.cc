@@ -146,6 +146,13 @@ std::string summarize(const rules::Rule& rule, const Finding& f, const RuleHits&
            " called " + m.op + " with " + m.expected + " (their Flight Recorder dumps; PyTorch's fr_trace compares the "
            "ranks the same way).";
   }
+  if (rule.builtin == "duplicate-gpu-init" && facts.duplicate_gpu) {
+    const DuplicateGpu& d = *facts.duplicate_gpu;
+    return "Ranks " + std::to_string(d.comm_ranks[0]) + " and " + std::to_string(d.comm_ranks[1]) +
+           " of one communicator started their init on the same GPU (busId " + d.bus_id + ") of " + d.host +
+           ", and neither finished it: NCCL refuses two ranks on one GPU (its own 'Duplicate GPU detected' "
+           "warning is not in the logs).";
+  }
   if (rule.builtin == "ignored-settings") {
     std::vector<std::string> reasons;
     for (const IgnoredSetting& s : facts.ignored_settings) reasons.push_back(s.reason);

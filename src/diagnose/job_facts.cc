@@ -9,6 +9,7 @@
 #include "ncclpm/recognize/events.h"
 #include "ncclpm/recognize/parsers.h"
 #include "ncclpm/store/schema.h"
+#include "duplicate_gpu.h"
 #include "flight_recorder.h"
 #include "progress.h"
 #include "ncclpm/store/line_blocks.h"
@@ -333,6 +334,9 @@ Result<JobFacts> load_facts(store::Connection& db, int64_t job_id) {
   auto fr_mismatch = find_fr_mismatch(db, job_id);
   if (!fr_mismatch) return fr_mismatch.take_error();
   f.fr_mismatch = std::move(fr_mismatch).value();
+  auto duplicate = find_duplicate_gpu(db, job_id);
+  if (!duplicate) return duplicate.take_error();
+  f.duplicate_gpu = std::move(duplicate).value();
   // The ranks whose own error says they waited for rank 0's ncclUniqueId:
   // the line's rank, or the one its message names.
   s = each_row(db,

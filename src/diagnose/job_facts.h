@@ -132,6 +132,15 @@ struct FrMismatch {
   std::vector<Located> lines;      ///< the culprits' entries, then the reference rank's
 };
 
+/// Two ranks of one communicator whose Init lines name one host and one GPU
+/// (bus id), neither of which finished its init (duplicate_gpu.cc).
+struct DuplicateGpu {
+  std::string host, bus_id;
+  std::vector<int> comm_ranks;     ///< their ranks in the communicator
+  std::vector<int> ranks;          ///< their global ranks, where the lines have one
+  std::vector<Located> lines;      ///< the two Init START lines
+};
+
 struct JobFacts {
   int64_t job_id = 0;
   std::string job;
@@ -157,6 +166,7 @@ struct JobFacts {
   std::optional<Slowdown> slowdown;              ///< the job stepped slower before it failed
   std::optional<FrMissingRanks> fr_missing;
   std::optional<FrMismatch> fr_mismatch;
+  std::optional<DuplicateGpu> duplicate_gpu;     ///< from NCCL's Init lines
   bool mismatch_same_op = false;                 ///< mismatch reports name one op, differing in shape only
   std::vector<IgnoredSetting> ignored_settings;  ///< NCCL_* set but not read by this NCCL
   int64_t lines_total = 0;

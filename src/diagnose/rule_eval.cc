@@ -32,6 +32,8 @@ std::optional<NamedCulprits> named_culprits(const std::string& name, const JobFa
   if (name == "slow-host" && f.slow_host) return NamedCulprits{&f.slow_host->lines, &f.slow_host->ranks};
   if (name == "fr-missing-ranks" && f.fr_missing) return NamedCulprits{&f.fr_missing->lines, &f.fr_missing->missing};
   if (name == "fr-mismatch" && f.fr_mismatch) return NamedCulprits{&f.fr_mismatch->lines, &f.fr_mismatch->culprits};
+  if (name == "duplicate-gpu-init" && f.duplicate_gpu)
+    return NamedCulprits{&f.duplicate_gpu->lines, &f.duplicate_gpu->ranks};
   // A slowdown is the job's, read from one rank's bar: it names no culprit.
   static const std::vector<int> kNone;
   if (name == "slowdown" && f.slowdown) return NamedCulprits{&f.slowdown->lines, &kNone};
@@ -55,6 +57,7 @@ bool builtin_fires(const std::string& name, const JobFacts& f, const Alignment& 
   if (name == "slow-host") return f.slow_host && a.has_timeouts;
   if (name == "fr-missing-ranks") return f.fr_missing.has_value();
   if (name == "fr-mismatch") return f.fr_mismatch.has_value();
+  if (name == "duplicate-gpu-init") return f.duplicate_gpu.has_value();
   if (name == "slowdown") return f.slowdown && (a.has_timeouts || !f.failures.empty());
   if (name == "version-mismatch") {
     std::set<std::string> versions;
@@ -117,7 +120,8 @@ Status builtin_evidence(store::Connection& db, const std::string& name, const Jo
 }  // namespace
 
 bool builtin_names_culprits(const std::string& name) {
-  return name == "uneven-batches" || name == "slow-host" || name == "fr-missing-ranks" || name == "slowdown";
+  return name == "uneven-batches" || name == "slow-host" || name == "fr-missing-ranks" || name == "slowdown" ||
+         name == "duplicate-gpu-init";
 }
 
 namespace {

@@ -376,20 +376,24 @@ std::optional<SignalSent> parse_signal_sent(std::string_view b) {
   return SignalSent{to_int(pid), sig};
 }
 
-// nccl-tests (src/common.h, common.cu): its failure messages and its device list.
+// nccl-tests (src/common.h, common.cu): its failure messages and its device
+// list, in every era of its history: " .. %s: Test failure" before the pid was
+// added; "#   Rank %2d on %10s device" (2017), then with "Pid %6d", then with
+// "Group %2d" as well.
 std::optional<DeclaredHost> parse_nccl_tests_host(std::string_view body) {
   static const RE2 failure(R"(^(\S+): Test (?:CUDA|NCCL) failure \S+:\d+ )");
-  static const RE2 failure_pid(R"(^\s*\.\. (\S+) pid (\d+): Test failure \S+:\d+)");
-  static const RE2 device(R"(^#\s+Rank\s+(\d+) Group\s+\d+ Pid\s+(\d+) on\s+(\S+) device\s+\d+ )");
+  static const RE2 failure_pid(R"(^\s*\.\. (\S+?):? (?:pid (\d+): )?Test failure \S+:\d+)");
+  static const RE2 device(
+      R"(^#\s+Rank\s+(\d+)(?: Group\s+\d+)?(?: Pid\s+(\d+))? on\s+(\S+) device\s+\d+ )");
   DeclaredHost d;
   std::string pid, rank;
   if (RE2::PartialMatch(sp(body), failure, &d.host)) return d;
   if (RE2::PartialMatch(sp(body), failure_pid, &d.host, &pid)) {
-    d.pid = to_int(pid);
+    if (!pid.empty()) d.pid = to_int(pid);
     return d;
   }
   if (RE2::PartialMatch(sp(body), device, &rank, &pid, &d.host)) {
-    d.pid = to_int(pid);
+    if (!pid.empty()) d.pid = to_int(pid);
     d.rank = static_cast<int>(to_int(rank));
     return d;
   }
@@ -412,7 +416,7 @@ std::optional<DeclaredHost> parse_ray_node(std::string_view body) {
 }
 
 std::optional<DeclaredHost> parse_declared_host(std::string_view body) {
-  if (contains(body, "Test ") || contains(body, " Pid ")) {
+  if (contains(body, "Test ") || contains(body, " device ")) {
     if (auto d = parse_nccl_tests_host(body)) return d;
   }
   if (auto d = parse_ray_node(body)) return d;

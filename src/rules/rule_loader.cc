@@ -26,7 +26,8 @@ const std::set<std::string> kKinds = {
 const std::set<std::string> kBuiltins = {
     "never-issued",     "never-reached-first", "out-of-step",   "all-stuck",
     "version-mismatch", "ignored-settings",    "uneven-inputs", "uneven-batches",
-    "slow-host",        "fr-missing-ranks",    "fr-mismatch",   "slowdown"};
+    "slow-host",        "fr-missing-ranks",    "fr-mismatch",   "slowdown",
+    "duplicate-gpu-init"};
 
 bool is_kebab(const std::string& id) {
   if (id.empty() || id.front() == '-' || id.back() == '-') return false;

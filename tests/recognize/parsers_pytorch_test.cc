@@ -523,7 +523,25 @@ TEST(ParsersPytorch, ReadsTheHostAProcessDeclaresInItsBanner) {
   EXPECT_EQ(device->host, "node7");
   EXPECT_EQ(device->pid, 54340);
   EXPECT_EQ(device->rank, 3);
+  // The device list and the failure line of earlier nccl-tests: without the
+  // group, without the pid (2017), and the failure without its pid.
+  auto no_group = parse_declared_host("#   Rank  1 Pid  20611 on     node03 device  1 [0x04] Tesla P100-PCIE-16GB");
+  ASSERT_TRUE(no_group);
+  EXPECT_EQ(no_group->host, "node03");
+  EXPECT_EQ(no_group->pid, 20611);
+  EXPECT_EQ(no_group->rank, 1);
+  auto first_era = parse_declared_host("#   Rank  7 on     node03 device  7 [0x00] Tesla P100-PCIE-16GB");
+  ASSERT_TRUE(first_era);
+  EXPECT_EQ(first_era->host, "node03");
+  EXPECT_EQ(first_era->pid, -1);
+  EXPECT_EQ(first_era->rank, 7);
+  auto bare_failure = parse_declared_host(" .. node03: Test failure common.cu:391");
+  ASSERT_TRUE(bare_failure);
+  EXPECT_EQ(bare_failure->host, "node03");
+  EXPECT_EQ(bare_failure->pid, -1);
   EXPECT_FALSE(parse_declared_host("Test failure rate: 3 of 10"));
+  EXPECT_FALSE(parse_declared_host("# Using devices"));
+  EXPECT_FALSE(parse_declared_host("moved the tensor on device 0 to device 1"));
   for (const char* other : {"hostname resolution failed for master", "Could not resolve hostname: node3 (retrying)",
                             "the hostname is too long", "MASTER_ADDR hostname: 10.0.0.1 port 29500"})
     EXPECT_FALSE(parse_declared_host(other)) << other;
