@@ -130,10 +130,17 @@ struct NamedLine {
 // Of an error with detail lines under it (PyTorch's "NCCL error in: ..." then
 // "Last error:" and NCCL's own words), the catalogued cause says most.
 NamedLine telling_named_line(std::string_view text, const std::string& kind, const vocab::Catalog& catalog) {
-  if (kind != "traceback" && text.find('\n') != std::string_view::npos) {
+  // Of a traceback, only its exception's message may hold such lines (its
+  // frames' source lines are code).
+  std::string_view detail = text;
+  if (kind == "traceback") {
+    std::string_view e = exception_line(text);
+    detail = e.empty() ? std::string_view() : text.substr(static_cast<size_t>(e.data() - text.data()));
+  }
+  if (detail.find('\n') != std::string_view::npos) {
     // A cause first; else a line that may be one (a network plugin's failed call).
     for (const char* role : {"cause", "either"}) {
-      for (std::string_view l : util::split(text, '\n')) {
+      for (std::string_view l : util::split(detail, '\n')) {
         const vocab::CatalogEntry* c = catalog.classify(util::trim(l));
         if (c != nullptr && c->is_error() && c->role == role && (c->printed_by_nccl() || c->role == "cause"))
           return {util::trim(l), c};
@@ -143,6 +150,8 @@ NamedLine telling_named_line(std::string_view text, const std::string& kind, con
   std::string_view line = telling_line(text, kind);
   return {line, catalog.classify(line)};
 }
+
+constexpr const char* kFramesOnly = "frames of a Python traceback (its exception line is not in the logs)";
 
 // A line without a letter names no error: the "{" that opens the JSON
 // torchelastic's error handler prints at ERROR level, a row of dashes. What
@@ -185,7 +194,7 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
                (!words && RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), traceback_frame()));
   if (kind == "unparsed" && frame) {
     e.category = "rank_crash";
-    e.named_by = "frames of a Python traceback (its exception line is not in the logs)";
+    e.named_by = kFramesOnly;
     // Its exception is usually a few lines below, not grouped with the frames
     // (the header was cut): that line says more, so the frames lead only
     // when no other error line is there.
@@ -310,6 +319,10 @@ std::optional<Lead> earliest_error_lead(const std::vector<ErrorLine>& errors, co
   // leads only when nothing else is there.
   auto telling = [](const ErrorLine& e) { return e.role != "consequence" && e.severity != "notice"; };
   auto lead = std::find_if(errors.begin(), errors.end(), telling);
+  // Frames whose exception line is not in the logs say least of all: an
+  // exception line below them, even a reported consequence, says more.
+  if (lead == errors.end())
+    lead = std::find_if(errors.begin(), errors.end(), [](const ErrorLine& e) { return e.named_by != kFramesOnly; });
   if (lead == errors.end()) lead = errors.begin();
   // Time orders lines across files; within one file, lines are in the order
   // they were written: an error without a time above the lead in its own

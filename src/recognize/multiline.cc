@@ -63,6 +63,19 @@ void note_frame(const RE2& re, std::string_view line, Traceback& tb) {
   ++tb.frames;
 }
 
+void note_python_frame(std::string_view trimmed, Traceback& tb) {
+  static const RE2 python_frame_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
+  note_frame(python_frame_re, trimmed, tb);
+}
+
+// A frame line as CPython's traceback module prints it, indented:
+// `  File "x.py", line 12, in f` (faulthandler's has no comma before "in").
+bool is_indented_python_frame(std::string_view body) {
+  std::string_view t = util::trim_left(body);
+  static const RE2 frame_re(R"re(^File "[^"]+", line \d+, in \S)re");
+  return t.size() < body.size() && t.starts_with("File \"") && RE2::PartialMatch(sp(t), frame_re);
+}
+
 }  // namespace
 
 // Its top border, or its bottom one when a paste was cut inside the box: the
@@ -70,6 +83,53 @@ void note_frame(const RE2& re, std::string_view line, Traceback& tb) {
 bool opens_rich_traceback(std::string_view t) {
   return (t.starts_with("\u256d\u2500") && t.find("Traceback (most recent call last)") != std::string_view::npos) ||
          t.starts_with("\u2570\u2500");
+}
+
+// Frames outside any traceback: a paste that begins (or was cut) below a
+// traceback's header. They stay lines of their own, for a stack printed
+// without an exception is no failure; the exception line right under them
+// (under their source lines) opens the traceback as if the header were there.
+// Returns whether `line` was that exception line.
+bool FileRecognizer::headless_traceback(const PhysicalLine& line, const Frame& f, Stream& s) {
+  std::string_view b = f.body;
+  std::string_view t = util::trim_left(b);
+  bool follows = s.headless_last_line >= 0 && line.line_no == s.headless_last_line + 1;
+  if (is_indented_python_frame(b)) {
+    if (!follows) s.headless = Traceback{};
+    note_python_frame(t, s.headless);
+    s.headless_last_line = line.line_no;
+    return false;
+  }
+  if (!follows) return false;
+  s.headless_last_line = -1;
+  if (b.size() > t.size()) {  // a frame's source line, or Python 3.11's carets under it
+    s.headless_last_line = line.line_no;
+    return false;
+  }
+  std::string type, message;
+  if (!parse_exception_line(t, &type, &message)) return false;
+  s.block = std::make_unique<Block>();
+  s.block->event = make_event(EventKind::kTraceback, line, f);
+  s.block->tb = s.headless;
+  take_exception_line(type, message, *s.block);
+  last_block_stream_ = &s;
+  return true;
+}
+
+// The exception line of a traceback: its type and message, and whose process
+// raised it where the message says.
+void FileRecognizer::take_exception_line(const std::string& type, const std::string& message, Block& block) {
+  block.tb.exc_type = type;
+  block.tb.exc_message = std::string(util::clip(message, kMaxExceptionMessage));
+  // The message may say whose process raised it; then a progress bar the
+  // block began glued to may be another process's, and the block would give
+  // it the wrong rank: a shared console gets no rank from the message.
+  if (block.event.rank < 0 && block.event.pg_rank < 0 && !block.after_bar)
+    block.event.pg_rank = rank_awaiting_unique_id(message);
+  if (block.event.rank < 0 && block.event.local_rank < 0 && !block.after_bar)
+    block.event.local_rank = spawned_process_index(message);
+  block.after_exception = true;
+  block.message_lines = 0;
 }
 
 bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f, Stream& s) {
@@ -95,14 +155,13 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
   if (!block.after_exception) {
     // A frame's line: Python's indented `File "x.py", line 12, in f` (or the
     // source line under it), or rich's "│ /path/to/x.py:12 in f │".
-    static const RE2 python_frame_re(R"re(^File "([^"]*)", line (\d+)(?:, in (\S+))?)re");
     static const RE2 rich_frame_re("^\u2502 (\\S+):(\\d+) in (\\S+)");
     if (is_rich_box_line(t)) {
       note_frame(rich_frame_re, t, block.tb);
       return append();
     }
     if (b.size() > t.size()) {
-      note_frame(python_frame_re, t, block.tb);
+      note_python_frame(t, block.tb);
       return append();
     }
     std::string type, message;
@@ -110,17 +169,7 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
       close_traceback(s);
       return false;
     }
-    block.tb.exc_type = type;
-    block.tb.exc_message = std::string(util::clip(message, kMaxExceptionMessage));
-    // The message may say whose process raised it; then a progress bar the
-    // block began glued to may be another process's, and the block would give
-    // it the wrong rank: a shared console gets no rank from the message.
-    if (block.event.rank < 0 && block.event.pg_rank < 0 && !block.after_bar)
-      block.event.pg_rank = rank_awaiting_unique_id(message);
-    if (block.event.rank < 0 && block.event.local_rank < 0 && !block.after_bar)
-      block.event.local_rank = spawned_process_index(message);
-    block.after_exception = true;
-    block.message_lines = 0;
+    take_exception_line(type, message, block);
     append();
     if (type.ends_with("ChildFailedError")) {
       // torchrun's own traceback ends in the failure summary block.

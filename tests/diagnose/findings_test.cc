@@ -104,6 +104,44 @@ TEST(Lead, FramesOfACutTracebackLeadOnlyWithoutABetterLine) {
   EXPECT_FALSE(dump.has_root_cause()) << "faulthandler's dump of a live process is not an exception";
 }
 
+// A paste that begins below the traceback's header: the exception under its
+// frames is the rank's crash, and the timeout printed after it its cascade.
+TEST(Lead, AnExceptionPastedWithoutItsTracebackHeaderIsTheCrashBeforeTheTimeout) {
+  auto d = diagnose_log(
+      "  File \"/opt/accelerate/utils/operations.py\", line 557, in _pad_across_processes\n"
+      "    new_tensor = tensor.new_zeros(tuple(new_size)) + pad_index\n"
+      "RuntimeError: Storage size calculation overflowed with sizes=[128, 4647976594785319098]\n"
+      "[E ProcessGroupNCCL.cpp:916] [Rank 3] NCCL watchdog thread terminated with exception: [Rank 3] Watchdog "
+      "caught collective operation timeout: WorkNCCL(SeqNum=31, OpType=_ALLGATHER_BASE, NumelIn=2, NumelOut=8, "
+      "Timeout(ms)=1800000) ran for 1800035 milliseconds before timing out.\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().rule, "python-exception");
+  EXPECT_EQ(d.findings.front().category, "rank_crash");
+  const diagnose::Finding* timeout = find_rule(d, "nccl-watchdog-timeout");
+  ASSERT_NE(timeout, nullptr);
+  EXPECT_FALSE(timeout->root_cause);
+}
+
+// Frames whose header a paste cut off, above PyTorch's report of an NCCL
+// error: NCCL's own words under "Last error:" say what failed, though NCCL
+// calls them a consequence; the frames say least and lead only alone.
+TEST(Lead, NcclsWordsUnderAHeadlessTracebacksExceptionLeadOverItsFrames) {
+  auto d = diagnose_log(
+      "  File \"/opt/verl/workers/fsdp_workers.py\", line 148, in _build_model_optimizer\n"
+      "    torch.distributed.barrier()\n"
+      "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2615, "
+      "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.24.3\n"
+      "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+      "Last error:\n"
+      "[Service thread] Error encountered progressing operation=Connect, res=3, closing connection\n");
+  ASSERT_TRUE(d.has_root_cause());
+  const diagnose::Finding& top = d.findings.front();
+  EXPECT_EQ(top.rule, "earliest-error-line");
+  EXPECT_EQ(top.category, "network_socket");
+  ASSERT_FALSE(top.evidence.empty());
+  EXPECT_EQ(top.evidence[0].text.rfind("[Service thread] Error encountered", 0), 0u) << top.evidence[0].text;
+}
+
 // A paste cut inside a chained exception's frames: the exception above the
 // cut says what went wrong, not the last frame, and the source line that
 // raised it is no message of its own.
@@ -404,6 +442,36 @@ TEST(NcclWords, TheFailedCudaCallNcclNamesExplainsUnhandledCudaError) {
   const diagnose::Finding* crash = find_rule(kernel, "cuda-error");
   ASSERT_NE(crash, nullptr);
   EXPECT_TRUE(crash->root_cause);
+}
+
+// CUDA's out-of-memory in every CUDA check that quotes it: NCCL 2.19+'s
+// cudawrap.h form under PyTorch's "Last error:", nccl-tests' own check.
+TEST(NcclWords, CudasOutOfMemoryInNcclsAndNcclTestsChecksIsOutOfMemory) {
+  for (const std::string& log : {
+           std::string("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                       "NCCLUtils.hpp:219, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL "
+                       "version 2.19.3\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\n"
+                       "Cuda failure 2 'out of memory'\n"),
+           std::string("node1: Test CUDA failure common.cu:891 'out of memory'\n"),
+       }) {
+    auto d = diagnose_log(log);
+    ASSERT_TRUE(d.has_root_cause()) << log;
+    EXPECT_EQ(d.findings.front().category, "rank_crash_oom") << log;
+  }
+}
+
+// torch.cuda.nccl's own report of an NCCL result ("NCCL Error 2: unhandled
+// system error", the coalesced collectives') is no crash of the rank's own:
+// NCCL's warning says what failed.
+TEST(NcclWords, TorchCudaNcclsResultCodeGivesWayToNcclsWarning) {
+  auto d = diagnose_log(
+      "[rank10]:     work = group.reduce_scatter_tensor_coalesced(outputs, inputs, reduce_opts)\n"
+      "[rank10]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+      "[2025-10-13 10:12:54] node-a:1458548:1480527 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 "
+      "failed with error Invalid argument\n");
+  ASSERT_TRUE(d.has_root_cause());
+  EXPECT_EQ(d.findings.front().category, "network_ib");
+  EXPECT_EQ(find_rule(d, "python-exception"), nullptr);
 }
 
 TEST(NcclWords, ThePluginsOwnWarningsAreReadAsItsNetwork) {

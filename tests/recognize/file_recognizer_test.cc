@@ -220,6 +220,41 @@ TEST(FileRecognizer, KeepsAChainedTracebackAsOneEventEndingInTheLastException) {
   EXPECT_NE(e.text.find("KeyError: 'x'"), std::string::npos);
 }
 
+// A paste that begins below a traceback's header: its frames stay lines of
+// their own, and the exception line right under them is the traceback, with
+// what the frames said. Frames with no exception under them (a stack printed
+// on purpose, a paste cut there) are no traceback, nor is an exception-like
+// line after something else.
+TEST(FileRecognizer, ReadsATracebackWhosePasteBeganBelowItsHeader) {
+  Recognized r = recognize({
+      "  File \"/opt/accelerate/utils/operations.py\", line 567, in pad_across_processes",
+      "    return recursively_apply(",
+      "           ^^^^^^^^^^^^^^^^^^",
+      "  File \"/opt/accelerate/utils/operations.py\", line 557, in _pad_across_processes",
+      "    new_tensor = tensor.new_zeros(tuple(new_size)) + pad_index",
+      "RuntimeError: Storage size calculation overflowed with sizes=[128, 4647976594785319098]",
+      "[E ProcessGroupNCCL.cpp:489] Some NCCL operations have failed or timed out.",
+  });
+  auto tracebacks = events_of(r.rows, EventKind::kTraceback);
+  ASSERT_EQ(tracebacks.size(), 1u);
+  EXPECT_EQ(tracebacks[0]->line_no, 6);
+  const auto& tb = std::get<Traceback>(tracebacks[0]->detail);
+  EXPECT_EQ(tb.exc_type, "RuntimeError");
+  EXPECT_EQ(tb.exc_message, "Storage size calculation overflowed with sizes=[128, 4647976594785319098]");
+  EXPECT_EQ(tb.frames, 2);
+  EXPECT_EQ(tb.last_func, "_pad_across_processes");
+  EXPECT_EQ(r.counts.unparsed, 5) << "the frames stay lines of their own\n" << unparsed_texts(r.rows);
+
+  for (const std::vector<std::string>& other : std::vector<std::vector<std::string>>{
+           {"  File \"/opt/app/loader.py\", line 88, in wait", "    self.cv.wait()"},
+           {"  File \"/opt/app/loader.py\", line 88, in wait", "step 10 loss 1.2", "KeyError: 'labels'"},
+           {"File \"/opt/app/loader.py\", line 88, in wait", "KeyError: 'labels'"},
+       }) {
+    Recognized o = recognize(other);
+    EXPECT_TRUE(events_of(o.rows, EventKind::kTraceback).empty()) << other[0] << " / " << other.back();
+  }
+}
+
 TEST(FileRecognizer, KeepsNcclErrorDetailAndLastErrorInTheTracebackMessage) {
   Recognized r = recognize({
       "[rank1]: Traceback (most recent call last):",

@@ -73,6 +73,8 @@ class FileRecognizer {
     std::unique_ptr<Block> block;  // an open Python traceback
     int64_t timer_report = -1;     // an open Megatron timer report (its event)
     std::string timer;             // the timer its next rank lines are of
+    Traceback headless;            // frames seen outside any traceback, just above
+    int64_t headless_last_line = -1;  // the last of them (or of their source lines)
   };
 
   std::string stream_key(const frame::Frame& f) const;
@@ -91,6 +93,8 @@ class FileRecognizer {
   bool recognize_rank_timers(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool recognize_progress(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  bool headless_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
+  void take_exception_line(const std::string& type, const std::string& message, Block& block);
   bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   static bool opens_summary_midway(std::string_view trimmed_body);
   bool continue_event(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
