@@ -199,17 +199,17 @@ size_t text_after_bar_stats(std::string_view s) {
 
 // A c10 log line glued to the end of a progress bar with no tee prefix
 // between them: "...66.12it/s][E ProcessGroupNCCL.cpp:567] [Rank 1] ...".
-void glue_c10_line(std::string_view line, std::string_view& rest, Frame& f) {
+// Returns whether it found one; `rest` then starts at it.
+bool glue_c10_line(std::string_view& rest, Frame& f) {
   for (size_t at = rest.find("]["); at != std::string_view::npos; at = rest.find("][", at + 1)) {
     std::string_view candidate = rest.substr(at + 1);
     Frame probe;
     if (!peel_c10(candidate, probe)) continue;
     rest.remove_prefix(at + 1);
     f.progress_bar = true;
-    if (rest.data() > line.data() && rest.data() < line.data() + line.size())
-      f.glued_at = static_cast<size_t>(rest.data() - line.data());
-    return;
+    return true;
   }
+  return false;
 }
 
 // A log pasted as a Markdown quote: "> " before each line, ">" alone for a
@@ -266,6 +266,11 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
     if (util::is_blank(line)) continue;
     ++nonblank;
     if (starts_with_name_tag(line)) ++name_tags;
+    // Collectors wrap launchers (a Kubernetes log of DeepSpeed's pdsh lines):
+    // the launcher's prefix is learned behind theirs.
+    Frame collector;
+    for (int layer = 0; layer < 4 && peel_collector(line, collector, false); ++layer) {
+    }
     int task = 0;
     size_t len = 0;
     std::string_view host;
@@ -453,10 +458,21 @@ Frame Framer::frame(std::string_view raw) {
   if (frame_plain_nccl(line, f)) return f;
   f = Frame{};
   std::string_view rest = line;
-  if (util::has_escape(rest)) {
+  bool stripped = util::has_escape(rest);
+  if (stripped) {
     scratch_ = util::strip_ansi(rest);
     rest = scratch_;
   }
+  // Where a position in the text being framed is in the physical line (0:
+  // nowhere inside it): the same place, or, when colours were stripped
+  // first, the place the stripped text's character came from.
+  auto raw_offset = [&](const char* at) -> size_t {
+    if (at > raw.data() && at < raw.data() + raw.size()) return static_cast<size_t>(at - raw.data());
+    if (!stripped || at < scratch_.data() || at >= scratch_.data() + scratch_.size()) return 0;
+    size_t offset = static_cast<size_t>(line.data() - raw.data()) +
+                    util::offset_before_stripping(line, static_cast<size_t>(at - scratch_.data()));
+    return offset < raw.size() ? offset : 0;
+  };
   unsigned peeled = 0;
   while (peel_launcher(rest, f, peeled)) f.had_prefix = true;
   peel_ray_repeat(rest, f);
@@ -487,8 +503,7 @@ Frame Framer::frame(std::string_view raw) {
           match_bracket_rank(rest.substr(at), &role, &n) &&
           (!f.had_prefix || looks_like_progress_bar(rest.substr(0, at)))) {
         rest.remove_prefix(at);
-        if (rest.data() > raw.data() && rest.data() < raw.data() + raw.size())
-          f.glued_at = static_cast<size_t>(rest.data() - raw.data());
+        f.glued_at = raw_offset(rest.data());
         f.progress_bar = true;
         if (peel_bracket_prefixes(rest, f)) f.had_prefix = true;
         break;
@@ -497,13 +512,13 @@ Frame Framer::frame(std::string_view raw) {
   }
   // Most lines have no "][": one scan for it before the bar's three.
   if (f.glued_at == 0 && !rest.empty() && rest[0] != '[' && rest.find("][") != std::string_view::npos &&
-      looks_like_progress_bar(rest))
-    glue_c10_line(raw, rest, f);
+      looks_like_progress_bar(rest) && glue_c10_line(rest, f))
+    f.glued_at = raw_offset(rest.data());
   if (f.glued_at == 0 && !rest.empty() && rest[0] != '[') {
     size_t at = text_after_bar_stats(rest);
-    if (at > 0 && rest.data() + at > raw.data() && rest.data() + at < raw.data() + raw.size()) {
+    if (at > 0 && raw_offset(rest.data() + at) > 0) {
       rest.remove_prefix(at);
-      f.glued_at = static_cast<size_t>(rest.data() - raw.data());
+      f.glued_at = raw_offset(rest.data());
       f.progress_bar = true;
     }
   }

@@ -98,27 +98,42 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+// The length of the escape sequence at s[i] (an ESC there): a CSI (ESC [
+// parameters (digits ; ?) then one final letter) whole; of a malformed one,
+// ESC [ and its parameters; a lone ESC alone.
+static size_t escape_length(std::string_view s, size_t i) {
+  if (i + 1 >= s.size() || s[i + 1] != '[') return 1;
+  size_t j = i + 2;
+  while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == ';' || s[j] == '?')) ++j;
+  bool final_letter = j < s.size() && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z'));
+  return (final_letter ? j + 1 : j) - i;
+}
+
 std::string strip_ansi(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\x1b') {
-      out.push_back(s[i]);
-      continue;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\x1b') {
+      i += escape_length(s, i);
+    } else {
+      out.push_back(s[i++]);
     }
-    // CSI: ESC [ parameters (digits ; ?) then one final letter.
-    if (i + 1 < s.size() && s[i + 1] == '[') {
-      size_t j = i + 2;
-      while (j < s.size() && ((s[j] >= '0' && s[j] <= '9') || s[j] == ';' || s[j] == '?')) ++j;
-      if (j < s.size() && ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z'))) {
-        i = j;
-        continue;
-      }
-      i = j - 1;  // malformed: drop ESC [ and the parameters
-    }
-    // A lone ESC is dropped.
   }
   return out;
+}
+
+size_t offset_before_stripping(std::string_view s, size_t stripped_offset) {
+  size_t kept = 0, i = 0;
+  while (i < s.size()) {
+    if (s[i] == '\x1b') {
+      i += escape_length(s, i);
+      continue;
+    }
+    if (kept == stripped_offset) return i;
+    ++kept;
+    ++i;
+  }
+  return s.size();
 }
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid.

@@ -625,6 +625,22 @@ TEST(Framer, PeelsPdshHostOnlyWhenTheFileUsesIt) {
   EXPECT_EQ(g.body, "worker-1: starting");
 }
 
+// A collector's prefix in front of the launcher's (a Kubernetes log of
+// DeepSpeed's pdsh lines, kubectl --prefix over srun --label): the launcher
+// is learnt behind it.
+TEST(Framer, LearnsTheLauncherBehindACollectorsPrefix) {
+  Framer cri = learned({"2024-05-01T10:00:00.000000Z stdout F gpu-q-13: ret = input.softmax(dim, dtype=dtype)",
+                        "2024-05-01T10:00:01.000000Z stdout F gpu-q-13: torch.cuda.OutOfMemoryError: CUDA out of memory."});
+  EXPECT_EQ(cri.launcher(), LauncherFormat::kPdsh);
+  Frame f = cri.frame("2024-05-01T10:00:01.000000Z stdout F gpu-q-13: torch.cuda.OutOfMemoryError: CUDA out of memory.");
+  EXPECT_EQ(f.host, "gpu-q-13");
+  EXPECT_EQ(f.body, "torch.cuda.OutOfMemoryError: CUDA out of memory.");
+
+  Framer kubectl = learned({"[pod/trainer-0/main] 3: step 10", "[pod/trainer-0/main] 3: RuntimeError: boom"});
+  EXPECT_EQ(kubectl.launcher(), LauncherFormat::kSlurmLabel);
+  EXPECT_EQ(kubectl.frame("[pod/trainer-0/main] 3: RuntimeError: boom").rank, 3);
+}
+
 // A log pasted as a Markdown quote (H): "> " before every line, ">" on a
 // blank one. The quote goes; what it wraps is framed as if unquoted. A file
 // with one quoted line among plain ones keeps it as written.
@@ -912,6 +928,27 @@ TEST(Framer, SaysWhereAGluedLogLineBeginsSoTheBarIsKept) {
   EXPECT_EQ(f.glued_at, line.find("[default2]"));
   Frame plain = framer.frame("[default0]:Map:   8%|8  | 72/967 [02:32<30:38, 4.01 examples/s]");
   EXPECT_EQ(plain.glued_at, 0u);
+}
+
+// A coloured bar (a logger's or a terminal's colours): where the glued line
+// begins is said in the physical line, colour codes counted, so that the
+// bar is split off and kept, not dropped with its colours.
+TEST(Framer, SaysWhereALineGluedToAColouredBarBeginsInThePhysicalLine) {
+  Framer framer;
+  for (std::string_view line : {
+           std::string_view("\x1b[36mTokenizing Prompts (num_proc=64):  92%|#########1| 328986/359152 [29:58<12:05, "
+                            "41.59 examples/s][rank1]:[W516 14:34:56.853490829 socket.cpp:464] [c10d] x\x1b[0m"),
+           std::string_view("\x1b[32mtrain: 97%|##9| 43830/45049 [01:07<00:18, 66.12it/s]\x1b[0m[E "
+                            "ProcessGroupNCCL.cpp:567] [Rank 1] Watchdog caught collective operation timeout"),
+           std::string_view("\x1b[1mPreparing:  46%|####6     | 31/67 [29:02<35:12, 58.67s/it]\x1b[0mslurmstepd: error: "
+                            "*** STEP 6053.0 ON DEL2212S020 CANCELLED AT 2024-04-23T12:18:08 ***"),
+       }) {
+    Frame f = framer.frame(line);
+    size_t expected = line.find("[rank1]") != std::string_view::npos ? line.find("[rank1]")
+                      : line.find("[E ") != std::string_view::npos ? line.find("[E ")
+                                                                     : line.find("slurmstepd");
+    EXPECT_EQ(f.glued_at, expected) << line;
+  }
 }
 
 TEST(Framer, ReadsTheLevelOfNcclBeforeItsSourcesWerePublished) {

@@ -144,25 +144,30 @@ TEST(BadInput, FiftyMegabyteLineIsCountedClippedAndReported) {
 
 // A tqdm bar of one local rank (no newline) with another rank's line glued to
 // its end, as torchrun's tee writes them: both are kept, each with its own
-// rank, as two lines read from one line number.
+// rank, as two lines read from one line number. So when the bar is coloured
+// (the colours' codes are no part of either line's words).
 TEST(BadInput, ProgressBarGluedToAnotherRanksLineKeepsBoth) {
-  TempDir t;
-  write_file(t / "logs/console.log",
-             "[default0]:Grouping texts in chunks of 2049:   8%|8         | 726000/9672101 [02:32<30:38, "
-             "4866.01 examples/s][default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective "
-             "operation timeout: WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
-             "Timeout(ms)=600000) ran for 600888 milliseconds before timing out.\n");
-  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress"
-                              " WHERE local_rank = 0 AND line_no = 1 AND label = 'Grouping texts in chunks of 2049'"
-                              " AND step = 726000 AND total = 9672101 AND unit = 'examples'"),
-            1);
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records JOIN events USING (event_id)"
-                              " WHERE context = 'watchdog_timeout' AND local_rank = 2 AND line_no = 1"),
-            1);
-  EXPECT_EQ(count(t / "x.db", "SELECT lines_read FROM files"), 2);
-  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+  const std::string bar =
+      "Grouping texts in chunks of 2049:   8%|8         | 726000/9672101 [02:32<30:38, 4866.01 examples/s]";
+  const std::string glued =
+      "[default2]:[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: "
+      "WorkNCCL(SeqNum=3, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600888 "
+      "milliseconds before timing out.";
+  for (const std::string& line : {"[default0]:" + bar + glued, "[default0]:\x1b[36m" + bar + "\x1b[0m" + glued}) {
+    TempDir t;
+    write_file(t / "logs/console.log", line + "\n");
+    auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM training_progress"
+                                " WHERE local_rank = 0 AND line_no = 1 AND label = 'Grouping texts in chunks of 2049'"
+                                " AND step = 726000 AND total = 9672101 AND unit = 'examples'"),
+              1) << line;
+    EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records JOIN events USING (event_id)"
+                                " WHERE context = 'watchdog_timeout' AND local_rank = 2 AND line_no = 1"),
+              1) << line;
+    EXPECT_EQ(count(t / "x.db", "SELECT lines_read FROM files"), 2) << line;
+    EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0) << line;
+  }
 }
 
 TEST(BadInput, BinaryGarbageIsSkippedAndReported) {

@@ -59,6 +59,16 @@ TEST(Text, StripsAnsiColourAndCursorCodes) {
   EXPECT_EQ(strip_ansi("bar\x1b[A\x1b[2Kdone"), "bardone");
 }
 
+TEST(Text, MapsAnOffsetInTheStrippedTextBackToTheColouredOne) {
+  std::string_view coloured = "\x1b[36mbar\x1b[0m[rank1]: x";
+  std::string stripped = strip_ansi(coloured);
+  ASSERT_EQ(stripped, "bar[rank1]: x");
+  EXPECT_EQ(offset_before_stripping(coloured, 0), 5u);
+  EXPECT_EQ(offset_before_stripping(coloured, stripped.find("[rank1]")), coloured.find("[rank1]"));
+  EXPECT_EQ(offset_before_stripping(coloured, stripped.size()), coloured.size());
+  EXPECT_EQ(offset_before_stripping("plain", 3), 3u);
+}
+
 TEST(Text, RepairsInvalidUtf8WithReplacementCharacter) {
   EXPECT_TRUE(is_valid_utf8("caf\xC3\xA9"));
   EXPECT_FALSE(is_valid_utf8("bad \xFF byte"));

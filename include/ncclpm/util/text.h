@@ -50,6 +50,9 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 inline bool has_escape(std::string_view s) { return s.find('\x1b') != std::string_view::npos; }
 /// Removes ANSI CSI sequences (`ESC [ ... letter`) and lone ESC bytes.
 std::string strip_ansi(std::string_view s);
+/// Where the character at `stripped_offset` of strip_ansi(s) is in `s`
+/// (s.size() past its end): offsets found in the stripped text, mapped back.
+size_t offset_before_stripping(std::string_view s, size_t stripped_offset);
 
 /// Returns `s` with every invalid UTF-8 sequence replaced by U+FFFD, so it can
 /// be stored as SQLite TEXT; `s` itself when it is already valid.
