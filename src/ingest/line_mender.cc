@@ -86,19 +86,20 @@ std::optional<TerminalWrap> learn_terminal_wrap(const std::vector<std::string_vi
   int went_on = 0, ended = 0;
   for (size_t i = 0; i + 1 < sample.size(); ++i) {
     if (!wrap.cut(sample[i])) continue;
-    ++(continues(sample[i + 1], framer) ? went_on : ended);
+    ++(continues(framer.unwrap_paste(sample[i + 1]), framer) ? went_on : ended);
   }
   if (went_on < 2 || went_on <= ended) return std::nullopt;
   return wrap;
 }
 
-void LineMender::hold(Held& h, const read::PhysicalLine& row) {
+void LineMender::hold(Held& h, const read::PhysicalLine& row, std::string_view text) {
   h.last_row = h.text.size();
+  h.last_row_cut = wrap_ && wrap_->cut(row.text);
   if (h.rows == 0) {
     h.line = row;
-    h.text.assign(row.text);
+    h.text.assign(text);
   } else {
-    h.text.append(row.text);
+    h.text.append(text);
     h.line.full_bytes += row.full_bytes;  // the recognizer counts each row's newline
     h.line.oversized = h.line.oversized || row.oversized;
   }
@@ -113,18 +114,22 @@ void LineMender::add(const read::PhysicalLine& physical) {
     return;
   }
   // A terminal paste: each line waits for the next row, which may be its rest.
-  if (wrapped_.rows > 0 && wrapped_.text.size() + row.text.size() <= kMaxJoinedBytes &&
-      goes_on(std::string_view(wrapped_.text).substr(wrapped_.last_row), row.text)) {
-    hold(wrapped_, row);
+  // A paste quoted after the terminal cut it has the quote on every row: the
+  // rest of a line is the row's text after it.
+  std::string_view rest = framer_.unwrap_paste(row.text);
+  if (wrapped_.rows > 0 && wrapped_.text.size() + rest.size() <= kMaxJoinedBytes &&
+      goes_on(wrapped_, rest)) {
+    hold(wrapped_, row, rest);
     return;
   }
   release_wrapped();
-  hold(wrapped_, row);
+  hold(wrapped_, row, row.text);
 }
 
-bool LineMender::goes_on(std::string_view last_row, std::string_view row) {
+bool LineMender::goes_on(const Held& h, std::string_view row) {
   if (!continues(row, framer_)) return false;
-  if (wrap_->cut(last_row)) return true;
+  if (h.last_row_cut) return true;
+  std::string_view last_row = std::string_view(h.text).substr(h.last_row);
   // The first row of a line that began mid-row (after a prompt or a bar that
   // kept the cursor) is short, but it still ends mid-word where the next row
   // begins with the rest of the word.

@@ -70,10 +70,11 @@ class LineMender {
     read::PhysicalLine line;
     std::string text;
     size_t last_row = 0;  // where the last row begins in `text`
+    bool last_row_cut = false;  // the terminal cut it: it filled the row, as the file has it
     int rows = 0;
   };
-  bool goes_on(std::string_view last_row, std::string_view row);
-  void hold(Held& h, const read::PhysicalLine& row);
+  bool goes_on(const Held& h, std::string_view row);
+  void hold(Held& h, const read::PhysicalLine& row, std::string_view text);
   void release_wrapped();
   void add_line(const read::PhysicalLine& line, int rows);
   void release_record();

@@ -101,6 +101,31 @@ TEST(LineMender, UnpaddedRowsAreOneLineAgain) {
   EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
 }
 
+// A terminal's rows pasted as a Markdown quote: the quote is on every row,
+// and the rest of a line is what follows it.
+TEST(LineMender, RowsQuotedAfterTheTerminalCutThemAreOneLineAgain) {
+  auto quoted = [](const std::string& rows) {
+    std::string out;
+    for (size_t at = 0; at < rows.size();) {
+      size_t nl = rows.find('\n', at);
+      out += "> " + rows.substr(at, nl - at) + "\n";
+      at = nl + 1;
+    }
+    return out;
+  };
+  TempDir t;
+  write_file(t / "logs/console.log", quoted(as_terminal(kStuck, 100, false) + as_terminal(kTimeout, 100, false)));
+  auto r = run_ncclpm({"ingest", (t / "logs").string(), "--db", (t / "x.db").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM events WHERE kind = 'watchdog_stuck' AND line_no = 1"
+                              " AND text LIKE '%monitoring enqueued collectives. This typically%'"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM work_records WHERE context = 'watchdog_timeout'"
+                              " AND seq = 5701784 AND timeout_ms = 1800000"),
+            1);
+  EXPECT_EQ(count(t / "x.db", "SELECT count(*) FROM file_accounting WHERE NOT adds_up"), 0);
+}
+
 TEST(LineMender, LinesThatOnlyFillTheWindowStayApart) {
   TempDir t;
   // Equal-length NCCL lines, then a full-width line followed by lines that

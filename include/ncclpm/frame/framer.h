@@ -75,10 +75,11 @@ class Framer {
   /// next call (they may point into an internal copy with ANSI codes removed).
   Frame frame(std::string_view line);
 
- private:
   /// `line` without what a paste put around the job's own text: a Markdown
-  /// quote, grep's file name.
+  /// quote, grep's file name (as learn_launcher found the file's lines).
   std::string_view unwrap_paste(std::string_view line) const;
+
+ private:
   bool peel_launcher(std::string_view& rest, Frame& f, unsigned& peeled);
   bool frame_plain_nccl(std::string_view line, Frame& f) const;
   bool peel_bracket_prefixes(std::string_view& rest, Frame& f);
