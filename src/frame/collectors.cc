@@ -15,11 +15,6 @@ size_t host_token(std::string_view s) {
   return i;
 }
 
-bool looks_like_host(std::string_view h) {
-  return !h.empty() && (is_alpha(h[0]) || is_digit(h[0])) &&
-         std::any_of(h.begin(), h.end(), [](char c) { return is_digit(c) || c == '-' || c == '.'; });
-}
-
 // What a producer's own prefix starts with: a bracketed tag ("[rank3]:",
 // "[E909 ...", "[default0]:", "[2024-...") or NCCL's "host:pid:tid [".
 bool producer_starts(std::string_view s) {

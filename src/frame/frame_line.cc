@@ -45,9 +45,7 @@ bool match_pdsh_host(std::string_view s, std::string_view* host, size_t* len) {
   while (i < s.size() && is_host_char(s[i]) && i < 128) ++i;
   if (i == 0 || i + 1 >= s.size() || s[i] != ':' || s[i + 1] != ' ') return false;
   std::string_view h = s.substr(0, i);
-  if (!is_alpha(h[0]) && !is_digit(h[0])) return false;
-  if (std::none_of(h.begin(), h.end(), [](char c) { return is_digit(c) || c == '-' || c == '.'; }))
-    return false;
+  if (!looks_like_host(h)) return false;
   *host = h;
   *len = i + 2;
   return true;

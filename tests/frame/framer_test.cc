@@ -693,6 +693,20 @@ TEST(Framer, DoesNotTakeAnExceptionNameForAPdshHost) {
   Frame f = pdsh.frame("RuntimeError: CUDA error: out of memory");
   EXPECT_EQ(f.host, "");
   EXPECT_EQ(f.body, "RuntimeError: CUDA error: out of memory");
+
+  // A qualified exception name is dotted like a host's: a paste of one
+  // exception line is no pdsh output, nor is its module a host.
+  for (std::string_view line : {"torch.distributed.DistNetworkError: The server socket has failed to listen",
+                                "ray.exceptions.LocalRayletDiedError: The task's local raylet died.",
+                                "torch.cuda.OutOfMemoryError: CUDA out of memory."}) {
+    Framer one = learned({line});
+    EXPECT_EQ(one.launcher(), LauncherFormat::kNone) << line;
+    Frame g = pdsh.frame(line);
+    EXPECT_EQ(g.host, "") << line;
+    EXPECT_EQ(g.body, line);
+  }
+  Framer fqdn = learned({"node07.cluster.local: a", "gpu-q-13.Error-lab.org: b"});
+  EXPECT_EQ(fqdn.launcher(), LauncherFormat::kPdsh) << "a host's last part is no exception class";
 }
 
 TEST(Framer, PeelsAtMostOnePdshHostPerLine) {
