@@ -213,7 +213,8 @@ bool glue_c10_line(std::string_view& rest, Frame& f) {
 // A log pasted as a Markdown quote: "> " before each line, ">" alone for a
 // blank one. The quote is no part of what the job wrote.
 std::string_view without_quote(std::string_view line) {
-  if (line.starts_with("> ")) return line.substr(2);
+  // A quote of a quote (a reply that quoted a pasted log) has one per level.
+  while (line.starts_with("> ")) line.remove_prefix(2);
   if (line.starts_with('>') && util::is_blank(line.substr(1))) return line.substr(1);
   return line;
 }

@@ -658,6 +658,16 @@ TEST(Framer, PeelsTheMarkdownQuoteOfAPastedLog) {
 
   Framer plain = learned({"step 1", "step 2", "> a quoted remark"});
   EXPECT_EQ(plain.frame("> a quoted remark").body, "> a quoted remark");
+
+  // A reply that quoted the quoted log: one "> " per level.
+  Framer twice = learned({"> > node01: VM-0-14-centos:106:196 [0] transport/net_ib.cc:73 NCCL WARN NET/IB : Got "
+                          "async event : GID table change",
+                          "> > node01:", "> > node01: VM-0-14-centos:107:194 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE"});
+  EXPECT_EQ(twice.launcher(), LauncherFormat::kPdsh);
+  Frame g = twice.frame("> > node01: VM-0-14-centos:106:196 [0] transport/net_ib.cc:73 NCCL WARN NET/IB : Got async "
+                        "event : GID table change");
+  EXPECT_EQ(g.producer, Producer::kNccl);
+  EXPECT_EQ(g.host, "VM-0-14-centos");
 }
 
 // `grep PATTERN *.log` names each line's file, with -n its number too; the
