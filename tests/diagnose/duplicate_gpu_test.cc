@@ -19,17 +19,17 @@ const diagnose::Finding* find_rule(const diagnose::Diagnosis& d, const std::stri
   return it == d.findings.end() ? nullptr : &*it;
 }
 
-// NCCL 2.19+'s Init START of two ranks (pids 42 and 43) of one commId.
-std::string init_start(const std::string& host, int pid, int rank, const std::string& bus) {
+// NCCL 2.19+'s Init line ("START" or "COMPLETE") of a rank of one commId.
+std::string init_line(const std::string& host, int pid, int rank, const std::string& bus, const std::string& stage) {
   return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [0] NCCL INFO ncclCommInitRank comm 0x7a1" +
          std::to_string(pid) + " rank " + std::to_string(rank) + " nranks 2 cudaDev 0 nvmlDev 0 busId " + bus +
-         " commId 0xaa9becea043c4e6c - Init START\n";
+         " commId 0xaa9becea043c4e6c - Init " + stage + "\n";
 }
-
+std::string init_start(const std::string& host, int pid, int rank, const std::string& bus) {
+  return init_line(host, pid, rank, bus, "START");
+}
 std::string init_complete(const std::string& host, int pid, int rank, const std::string& bus) {
-  return host + ":" + std::to_string(pid) + ":" + std::to_string(pid) + " [0] NCCL INFO ncclCommInitRank comm 0x7a1" +
-         std::to_string(pid) + " rank " + std::to_string(rank) + " nranks 2 cudaDev 0 nvmlDev 0 busId " + bus +
-         " commId 0xaa9becea043c4e6c - Init COMPLETE\n";
+  return init_line(host, pid, rank, bus, "COMPLETE");
 }
 
 TEST(DuplicateGpu, TwoRanksStartingOnOneBusIdOfOneHostLeadWithoutNcclsWarning) {
