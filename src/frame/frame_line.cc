@@ -259,16 +259,24 @@ bool mostly_prefixed(const std::vector<std::string_view>& sample, bool quoted, S
 void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
   quoted_ = mostly_prefixed(sample, false, without_quote);
   grep_named_ = mostly_prefixed(sample, quoted_, without_grep_name);
-  size_t nonblank = 0, slurm = 0, pdsh = 0, pdsh_slurm = 0, name_tags = 0;
+  size_t nonblank = 0, name_tags = 0;
   for (std::string_view quoted_line : sample) {
     std::string_view line = unwrap_paste(quoted_line);
     if (util::is_blank(line)) continue;
     ++nonblank;
     if (starts_with_name_tag(line)) ++name_tags;
-    // Collectors wrap launchers (a Kubernetes log of DeepSpeed's pdsh lines):
-    // the launcher's prefix is learned behind theirs.
+  }
+  // A launcher prefixes every line it forwards; most of the sample must carry it.
+  if (nonblank == 0) return;
+  name_tags_ = name_tags * 10 >= nonblank * 6;
+  size_t slurm = 0, pdsh = 0, pdsh_slurm = 0;
+  for (std::string_view quoted_line : sample) {
+    std::string_view line = unwrap_paste(quoted_line);
+    // Collectors wrap launchers (a Kubernetes log of DeepSpeed's pdsh lines,
+    // docker compose's name over srun's label): the launcher's prefix is
+    // learnt behind theirs.
     Frame collector;
-    for (int layer = 0; layer < 4 && peel_collector(line, collector, false); ++layer) {
+    for (int layer = 0; layer < 4 && peel_collector(line, collector, name_tags_); ++layer) {
     }
     int task = 0;
     size_t len = 0;
@@ -280,9 +288,6 @@ void Framer::learn_launcher(const std::vector<std::string_view>& sample) {
       if (match_slurm_label(line.substr(len), &task, &label_len)) ++pdsh_slurm;
     }
   }
-  // A launcher prefixes every line it forwards; most of the sample must carry it.
-  if (nonblank == 0) return;
-  name_tags_ = name_tags * 10 >= nonblank * 6;
   if (slurm * 10 >= nonblank * 6) {
     launcher_ = LauncherFormat::kSlurmLabel;
   } else if (pdsh * 10 >= nonblank * 6) {

@@ -639,6 +639,16 @@ TEST(Framer, LearnsTheLauncherBehindACollectorsPrefix) {
   Framer kubectl = learned({"[pod/trainer-0/main] 3: step 10", "[pod/trainer-0/main] 3: RuntimeError: boom"});
   EXPECT_EQ(kubectl.launcher(), LauncherFormat::kSlurmLabel);
   EXPECT_EQ(kubectl.frame("[pod/trainer-0/main] 3: RuntimeError: boom").rank, 3);
+
+  // A name tag (a host and its stream, docker compose's service) over pdsh's host.
+  Framer tagged = learned({"node-3 [stderr] 192.168.13.81: [rank19]:[E808 10:31:07.406255799 "
+                           "ProcessGroupNCCL.cpp:1895] [PG ID 1 PG GUID 1 Rank 19] x",
+                           "node-3 [stderr] 192.168.13.81: step 10"});
+  EXPECT_EQ(tagged.launcher(), LauncherFormat::kPdsh);
+  Frame t = tagged.frame("node-3 [stderr] 192.168.13.81: [rank19]:[E808 10:31:07.406255799 ProcessGroupNCCL.cpp:1895] "
+                         "[PG ID 1 PG GUID 1 Rank 19] x");
+  EXPECT_EQ(t.rank, 19);
+  EXPECT_EQ(t.body, "x");
 }
 
 // A log pasted as a Markdown quote (H): "> " before every line, ">" on a
