@@ -113,7 +113,16 @@ bool FileRecognizer::headless_traceback(const PhysicalLine& line, const Frame& f
   s.block->tb = s.headless;
   take_exception_line(type, message, *s.block);
   last_block_stream_ = &s;
+  open_summary_after(type, line, s);
   return true;
+}
+
+// torchrun's own traceback ends in the failure summary block.
+void FileRecognizer::open_summary_after(const std::string& exception_type, const PhysicalLine& line, Stream& s) {
+  if (!exception_type.ends_with("ChildFailedError")) return;
+  close_traceback(s);
+  summary_ = std::make_unique<Summary>();
+  summary_->first_line = line.line_no;
 }
 
 // The exception line of a traceback: its type and message, and whose process
@@ -171,12 +180,7 @@ bool FileRecognizer::continue_traceback(const PhysicalLine& line, const Frame& f
     }
     take_exception_line(type, message, block);
     append();
-    if (type.ends_with("ChildFailedError")) {
-      // torchrun's own traceback ends in the failure summary block.
-      close_traceback(s);
-      summary_ = std::make_unique<Summary>();
-      summary_->first_line = line.line_no;
-    }
+    open_summary_after(type, line, s);
     return true;
   }
   // torch.multiprocessing.spawn's exception goes on with the failed worker's

@@ -255,7 +255,37 @@ TEST(FileRecognizer, ReadsATracebackWhosePasteBeganBelowItsHeader) {
   }
 }
 
+// torchrun's own traceback pasted below its header still ends in its summary.
+TEST(FileRecognizer, ReadsTheSummaryUnderAHeadlessTorchrunTraceback) {
+  Recognized r = recognize({
+      "  File \"/usr/local/lib/python3.10/dist-packages/torch/distributed/run.py\", line 135, in __call__",
+      "    return launch_agent(self._config, self._entrypoint, list(args))",
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+      "============================================================",
+      "train.py FAILED",
+      "------------------------------------------------------------",
+      "Failures:",
+      "  <NO_OTHER_FAILURES>",
+      "------------------------------------------------------------",
+      "Root Cause (first observed failure):",
+      "[0]:",
+      "  time      : 2024-06-01_12:34:50",
+      "  host      : node07.cluster.local",
+      "  rank      : 8 (local_rank: 0)",
+      "  exitcode  : -6 (pid: 1235)",
+      "  error_file: <N/A>",
+      "  traceback : Signal 6 (SIGABRT) received by PID 1235",
+      "============================================================",
+  });
+  auto exits = events_of(r.rows, EventKind::kProcessExit);
+  ASSERT_EQ(exits.size(), 1u) << unparsed_texts(r.rows);
+  EXPECT_EQ(exits[0]->rank, 8);
+  EXPECT_EQ(exits[0]->host, "node07.cluster.local");
+  EXPECT_EQ(std::get<ProcessExit>(exits[0]->detail).exit_code, -6);
+}
+
 TEST(FileRecognizer, KeepsNcclErrorDetailAndLastErrorInTheTracebackMessage) {
+
   Recognized r = recognize({
       "[rank1]: Traceback (most recent call last):",
       "[rank1]:   File \"train.py\", line 10, in <module>",

@@ -95,6 +95,7 @@ class FileRecognizer {
   bool continue_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   bool headless_traceback(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   void take_exception_line(const std::string& type, const std::string& message, Block& block);
+  void open_summary_after(const std::string& exception_type, const read::PhysicalLine& line, Stream& s);
   bool continue_summary(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
   static bool opens_summary_midway(std::string_view trimmed_body);
   bool continue_event(const read::PhysicalLine& line, const frame::Frame& f, Stream& s);
