@@ -49,14 +49,6 @@ const RE2& error_words() {
   return kRe;
 }
 
-// A frame of a Python traceback as the interpreter prints it
-// (traceback.c: `  File "%U", line %d, in %U`). faulthandler's and py-spy's
-// stack dumps, printed by a live process, have no comma before "in".
-const RE2& traceback_frame() {
-  static const RE2 kRe(R"(^\s*File "[^"]+", line \d+, in \S)");
-  return kRe;
-}
-
 // A command line printed as Python's list of its arguments (a launcher's
 // record of the worker that failed: "['python', '-u', 'train.py',
 // '--ddp_timeout', '3600', ...]"): the words in it are options, not what went
@@ -191,7 +183,7 @@ std::optional<ErrorLine> classify(const Located& at, const std::string& kind, co
   // all the same. The frame's source line that raises ("raise
   // RendezvousConnectionError(") names an exception but is code, not its message.
   bool frame = line.starts_with("raise ") ||
-               (!words && RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), traceback_frame()));
+               (!words && recognize::is_python_frame(line));
   if (kind == "unparsed" && frame) {
     e.category = "rank_crash";
     e.named_by = kFramesOnly;

@@ -261,10 +261,10 @@ bool FileRecognizer::recognize_pytorch(const PhysicalLine& line, const Frame& f,
     push(std::move(e), s);
     return true;
   };
+  if (!s.block && f.producer == Producer::kUnknown && headless_traceback(line, f, s)) return true;
   // A traceback may start right after a progress bar that had no newline
   // ("...examples/s]Traceback (most recent call last):"): the bar stays in the
   // block's text, where it tells what the rank was doing.
-  if (!s.block && f.producer == Producer::kUnknown && headless_traceback(line, f, s)) return true;
   constexpr std::string_view kTraceback = "Traceback (most recent call last):";
   bool after_bar = t.ends_with(kTraceback) && t.size() > kTraceback.size() &&
                    (t.find("it/s]") != std::string_view::npos || t.find("s/it]") != std::string_view::npos ||

@@ -68,14 +68,6 @@ void note_python_frame(std::string_view trimmed, Traceback& tb) {
   note_frame(python_frame_re, trimmed, tb);
 }
 
-// A frame line as CPython's traceback module prints it, indented:
-// `  File "x.py", line 12, in f` (faulthandler's has no comma before "in").
-bool is_indented_python_frame(std::string_view body) {
-  std::string_view t = util::trim_left(body);
-  static const RE2 frame_re(R"re(^File "[^"]+", line \d+, in \S)re");
-  return t.size() < body.size() && t.starts_with("File \"") && RE2::PartialMatch(sp(t), frame_re);
-}
-
 }  // namespace
 
 // Its top border, or its bottom one when a paste was cut inside the box: the
@@ -94,7 +86,7 @@ bool FileRecognizer::headless_traceback(const PhysicalLine& line, const Frame& f
   std::string_view b = f.body;
   std::string_view t = util::trim_left(b);
   bool follows = s.headless_last_line >= 0 && line.line_no == s.headless_last_line + 1;
-  if (is_indented_python_frame(b)) {
+  if (b.size() > t.size() && is_python_frame(b)) {  // indented, as CPython prints frames
     if (!follows) s.headless = Traceback{};
     note_python_frame(t, s.headless);
     s.headless_last_line = line.line_no;

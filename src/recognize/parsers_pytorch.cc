@@ -216,6 +216,11 @@ int rank_awaiting_unique_id(std::string_view text) {
   return static_cast<int>(to_int(std::string(digits)));
 }
 
+bool is_python_frame(std::string_view line) {
+  static const RE2 re(R"re(^\s*File "[^"]+", line \d+, in \S)re");
+  return contains(line, "File \"") && RE2::PartialMatch(sp(line), re);
+}
+
 int spawned_process_index(std::string_view text) {
   static const RE2 re(R"((?:^-- Process|\bprocess) (\d{1,6}) terminated with (?:the following error:|exit code -?\d|signal ))");
   int index = -1;

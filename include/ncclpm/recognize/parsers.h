@@ -62,6 +62,11 @@ int rank_awaiting_unique_id(std::string_view text);
 /// code 1", "process 0 terminated with signal SIGKILL"): the worker's local
 /// rank. -1 when the text is no such report.
 int spawned_process_index(std::string_view text);
+
+/// A frame line of a Python traceback as the interpreter prints it
+/// (traceback.c: `  File "%U", line %d, in %U`), at any indentation.
+/// faulthandler's and py-spy's dumps of a live process have no comma before "in".
+bool is_python_frame(std::string_view line);
 /// Other ProcessGroupNCCL / c10d messages that matter to a diagnosis:
 /// kWatchdogStuck, kPgTerminate, kDumpSignal, kNcclErrorSurfaced, kStoreError,
 /// kCppException. nullopt for anything else.
